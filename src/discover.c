@@ -1,0 +1,2 @@
+/* discover.c */
+#include "kerndiff/discover.h"

@@ -1,0 +1,2 @@
+/* text.c */
+#include "kerndiff/text.h"

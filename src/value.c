@@ -1,0 +1,2 @@
+/* value.c */
+#include "kerndiff/value.h"

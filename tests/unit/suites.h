@@ -1,0 +1,16 @@
+/* suites.h — every Check suite of the unit-test runner; one file per module. */
+#ifndef KD_TEST_SUITES_H
+#define KD_TEST_SUITES_H
+#include <check.h>
+
+Suite *value_suite(void);
+Suite *text_suite(void);
+Suite *intern_suite(void);
+Suite *load_suite(void);
+Suite *stage_suite(void);
+Suite *extract_suite(void);
+Suite *discover_suite(void);
+
+/* Directory of the source tree's fixtures (KD_SRCDIR env or "."). */
+const char *kd_test_srcdir(void);
+#endif
