@@ -1,1 +1,291 @@
-/* extract.c */
+/* extract.c — kernel events of the chosen pid and the stage bundles
+ * (reference §1 select_heaviest_pid, §4 "Extract", §3.4). */
+#include "config.h"
+
+#include "kerndiff/extract.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kerndiff/hashmap.h"
+#include "kerndiff/stage.h"
+
+kd_sid kd_select_heaviest_pid(const kd_trace *t, uint32_t flags_mask, const char *pid_substring,
+                              const char *const *preferred)
+{
+    /* totals in first-appearance order of the pid (reference §1 step 1) */
+    uint32_t nstr = kd_interner_count(t->strings) + 1;
+    uint32_t *slot = calloc(nstr, sizeof *slot); /* pid sid -> index + 1 */
+    kd_sid *pids = NULL;
+    double *totals = NULL;
+    size_t np = 0;
+    kd_sid chosen = 0;
+    if (!slot)
+        return 0;
+    for (size_t i = 0; i < t->kernels.n; i++) {
+        const kd_kernel_rec *k = &t->kernels.v[i];
+        if ((k->flags & flags_mask) != flags_mask)
+            continue;
+        if (pid_substring && *pid_substring && !strstr(kd_str(t->strings, k->pid), pid_substring))
+            continue;
+        if (!slot[k->pid]) {
+            kd_sid *np_ = realloc(pids, (np + 1) * sizeof *pids);
+            double *nt_ = np_ ? realloc(totals, (np + 1) * sizeof *totals) : NULL;
+            if (np_)
+                pids = np_;
+            if (!nt_)
+                goto done;
+            totals = nt_;
+            pids[np] = k->pid;
+            totals[np] = 0.0;
+            slot[k->pid] = (uint32_t)++np;
+        }
+        totals[slot[k->pid] - 1] += k->dur;
+    }
+    if (!np)
+        goto done;
+    /* reference §1 steps 3–5: a preferred substring restricts the race; max()
+     * keeps the first pid on ties */
+    for (const char *const *pref = preferred; pref && *pref; pref++) {
+        size_t best = np;
+        for (size_t i = 0; i < np; i++)
+            if (strstr(kd_str(t->strings, pids[i]), *pref) &&
+                (best == np || totals[i] > totals[best]))
+                best = i;
+        if (best < np) {
+            chosen = pids[best];
+            goto done;
+        }
+    }
+    size_t best = 0;
+    for (size_t i = 1; i < np; i++)
+        if (totals[i] > totals[best])
+            best = i;
+    chosen = pids[best];
+done:
+    free(slot);
+    free(pids);
+    free(totals);
+    return chosen;
+}
+
+static int64_t thread_key(kd_sid pid, kd_sid tid) { return ((int64_t)pid << 32) | tid; }
+
+/* Per distinct raw name: its canonical name and category, computed once. */
+typedef struct {
+    kd_sid *canonical; /* by name sid; 0 = not yet */
+    kd_category *category;
+    uint32_t cap;
+} name_cache;
+
+static bool canonical_of(kd_trace *t, name_cache *c, kd_sid name, kd_sid *canon, kd_category *cat)
+{
+    if (name < c->cap && c->canonical[name]) {
+        *canon = c->canonical[name];
+        *cat = c->category[name];
+        return true;
+    }
+    const char *raw = kd_str(t->strings, name);
+    char *s = kd_canonicalize_kernel_name(raw);
+    if (!s)
+        return false;
+    *canon = kd_intern_cstr(t->strings, s);
+    free(s);
+    *cat = kd_classify_kernel(raw); /* reference §4: on the raw name */
+    if (!*canon)
+        return false;
+    if (name < c->cap) {
+        c->canonical[name] = *canon;
+        c->category[name] = *cat;
+    }
+    return true;
+}
+
+typedef struct {
+    kd_i64map thread_names; /* thread_key -> name sid */
+    kd_i64map corr_ext;
+    kd_stage_annotations ann;
+} extract_inputs;
+
+static kd_status build_inputs(const kd_trace *t, extract_inputs *in, kd_error *err)
+{
+    kd_i64map_init(&in->thread_names);
+    kd_i64map_init(&in->corr_ext);
+    for (size_t i = 0; i < t->thread_names.n; i++) {
+        const kd_thread_name_rec *r = &t->thread_names.v[i];
+        if (!kd_i64map_put(&in->thread_names, thread_key(r->pid, r->tid), r->name))
+            return kd_fail(err, KD_ENOMEM, "%s: out of memory", t->path);
+    }
+    for (size_t i = 0; i < t->corr_ext.n; i++)
+        if (!kd_i64map_put(&in->corr_ext, t->corr_ext.v[i].corr, t->corr_ext.v[i].ext))
+            return kd_fail(err, KD_ENOMEM, "%s: out of memory", t->path);
+    return kd_stage_annotations_build(t, &in->ann, err);
+}
+
+static void free_inputs(extract_inputs *in)
+{
+    kd_i64map_free(&in->thread_names);
+    kd_i64map_free(&in->corr_ext);
+    kd_stage_annotations_free(&in->ann);
+}
+
+/* reference §4: args.stream or args.cuda_stream or thread_name or "tid={tid}";
+ * truthiness makes stream 0 fall through. */
+static kd_sid resolve_stream(kd_trace *t, const extract_inputs *in, const kd_kernel_rec *k)
+{
+    if (k->stream)
+        return k->stream;
+    int64_t name;
+    if (kd_i64map_get(&in->thread_names, thread_key(k->pid, k->tid), &name))
+        return (kd_sid)name;
+    const char *tid = kd_str(t->strings, k->tid);
+    size_t len = strlen(tid) + 5;
+    char *buf = malloc(len);
+    if (!buf)
+        return 0;
+    snprintf(buf, len, "tid=%s", tid);
+    kd_sid id = kd_intern_cstr(t->strings, buf);
+    free(buf);
+    return id;
+}
+
+kd_status kd_extract_kernel_events(kd_trace *t, const char *pid_substring, kd_kernel_list *out,
+                                   kd_error *err)
+{
+    static const char *const tp00[] = {"TP00", NULL};
+    memset(out, 0, sizeof *out);
+    bool has_sub = pid_substring && *pid_substring;
+    out->pid = kd_select_heaviest_pid(t, KD_KF_OH_KERNEL, pid_substring, has_sub ? NULL : tp00);
+    if (!out->pid)
+        return KD_OK;
+    extract_inputs in;
+    kd_status st = build_inputs(t, &in, err);
+    if (st) {
+        free_inputs(&in);
+        return st;
+    }
+    name_cache nc = {NULL, NULL, kd_interner_count(t->strings) + 1};
+    nc.canonical = calloc(nc.cap, sizeof *nc.canonical);
+    nc.category = calloc(nc.cap, sizeof *nc.category);
+    size_t cap = 0;
+    for (size_t i = 0; i < t->kernels.n && !st; i++) {
+        const kd_kernel_rec *k = &t->kernels.v[i];
+        if (!(k->flags & KD_KF_OH_KERNEL) || k->pid != out->pid)
+            continue;
+        if (!nc.canonical || !nc.category ||
+            (out->n == cap && !kd_vec_grow_((void **)&out->v, &cap, out->n, sizeof *out->v))) {
+            st = kd_fail(err, KD_ENOMEM, "%s: out of memory", t->path);
+            break;
+        }
+        kd_kernel_event *e = &out->v[out->n];
+        memset(e, 0, sizeof *e);
+        e->idx = (uint32_t)out->n;
+        e->name = k->name;
+        e->pid = k->pid;
+        e->tid = k->tid;
+        e->ts = k->ts;
+        e->dur = k->dur;
+        e->end = k->ts + k->dur;
+        e->corr = k->corr;
+        e->ext = k->ext;
+        int64_t via;
+        if (e->ext == KD_NOID && e->corr != KD_NOID && kd_i64map_get(&in.corr_ext, e->corr, &via))
+            e->ext = via;
+        e->stream = resolve_stream(t, &in, k);
+        if (!e->stream || !canonical_of(t, &nc, k->name, &e->canonical, &e->category)) {
+            st = kd_fail(err, KD_ENOMEM, "%s: out of memory", t->path);
+            break;
+        }
+        e->stage = kd_resolve_kernel_stage(&in.ann, e->ts, e->ext);
+        out->n++;
+    }
+    free(nc.canonical);
+    free(nc.category);
+    free_inputs(&in);
+    if (st)
+        kd_kernel_list_free(out);
+    return st;
+}
+
+void kd_kernel_list_free(kd_kernel_list *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+/* group_events_by_stage + the bundle claim of reference §3.4 for one trace */
+static kd_status claim_stages(kd_trace *t, kd_stage path_stage, const kd_kernel_list *ev,
+                              kd_bundle_map *m, kd_error *err)
+{
+    size_t count[3] = {0, 0, 0};
+    for (size_t i = 0; i < ev->n; i++)
+        count[path_stage != KD_STAGE_ALL ? path_stage : ev->v[i].stage]++;
+    bool others = count[KD_STAGE_EXTEND] || count[KD_STAGE_DECODE];
+    for (int s = 0; s < 3; s++) {
+        if (!count[s] || m->has[s] || (s == KD_STAGE_ALL && others))
+            continue;
+        kd_bundle *b = &m->by_stage[s];
+        b->events = malloc(count[s] * sizeof *b->events);
+        if (!b->events)
+            return kd_fail(err, KD_ENOMEM, "%s: out of memory", t->path);
+        for (size_t i = 0; i < ev->n; i++)
+            if ((path_stage != KD_STAGE_ALL ? path_stage : ev->v[i].stage) == (kd_stage)s)
+                b->events[b->n++] = ev->v[i];
+        b->trace = t;
+        b->pid = ev->pid;
+        m->has[s] = true;
+    }
+    return KD_OK;
+}
+
+kd_status kd_build_bundle_map(kd_trace *const *traces, const kd_stage *path_stages, size_t n,
+                              const char *pid_substring, kd_bundle_map *out, kd_error *err)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < n; i++) {
+        kd_kernel_list ev;
+        kd_status st = kd_extract_kernel_events(traces[i], pid_substring, &ev, err);
+        if (!st && ev.n)
+            st = claim_stages(traces[i], path_stages[i], &ev, out, err);
+        kd_kernel_list_free(&ev);
+        if (st) {
+            kd_bundle_map_free(out);
+            return st;
+        }
+    }
+    return KD_OK;
+}
+
+void kd_bundle_map_free(kd_bundle_map *m)
+{
+    for (int s = 0; s < 3; s++)
+        free(m->by_stage[s].events);
+    memset(m, 0, sizeof *m);
+}
+
+size_t kd_render_stages(const kd_bundle_map *m, kd_stage out[3])
+{
+    size_t n = 0;
+    for (int s = KD_STAGE_EXTEND; s <= KD_STAGE_DECODE; s++)
+        if (m->has[s])
+            out[n++] = (kd_stage)s;
+    if (!n && m->has[KD_STAGE_ALL])
+        out[n++] = KD_STAGE_ALL;
+    return n;
+}
+
+const kd_bundle *kd_pick_stage_bundle(const kd_bundle_map *m, kd_stage stage)
+{
+    if (m->has[stage])
+        return &m->by_stage[stage];
+    if (m->has[KD_STAGE_ALL])
+        return &m->by_stage[KD_STAGE_ALL];
+    int only = -1, count = 0;
+    for (int s = 0; s < 3; s++)
+        if (m->has[s]) {
+            only = s;
+            count++;
+        }
+    return count == 1 ? &m->by_stage[only] : NULL;
+}

@@ -1,1 +1,1253 @@
-/* load.c */
+/* load.c — the streaming trace loader (load.h).
+ *
+ * Bytes flow file -> (zlib inflate when the magic says gzip) -> yajl callback
+ * parser in 1 MiB blocks. The callbacks track nesting depth; inside an event
+ * object they capture only the fields the pipeline reads (ph cat name pid tid
+ * ts dur, and args' External id / correlation / stream / cuda_stream / name)
+ * into a scratch buffer, and at the event's closing brace classify_event()
+ * decides what to keep. Nothing else of the document is stored. */
+#include "config.h"
+
+#include "kerndiff/load.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+#include "kerndiff/text.h"
+#include "kerndiff/value.h"
+
+#define IN_BLOCK (1u << 20)
+#define OUT_BLOCK (4u << 20)
+
+/* ---- fields of one event --------------------------------------------- */
+
+typedef enum {
+    F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ARGS,
+    F_A_EXT, F_A_CORR, F_A_STREAM, F_A_CUDA_STREAM, F_A_NAME,
+    F_COUNT,
+    F_NONE = -1
+} field_id;
+
+typedef struct {
+    kd_jtype type;
+    bool boolean, container_empty;
+    size_t off, len; /* text in the scratch buffer */
+} field_val;
+
+/* Per distinct string: cached predicate results (a name or a cat repeats
+ * across millions of events; its tests are computed once). */
+#define SF_NAME_DONE 0x0001u
+#define SF_META 0x0002u       /* is_trace_metadata_name */
+#define SF_NAME_ANNOT 0x0004u /* lowered normalized name starts "## call " */
+#define SF_PYSCOPE 0x0008u    /* looks_like_python_scope_name */
+#define SF_HINT 0x0010u       /* kernel name hint */
+#define SF_OH_LAUNCH_RT 0x0020u /* name in the cuda_runtime launch set */
+#define SF_OH_LAUNCH_ANY 0x0040u /* name in the any-cat launch set */
+#define SF_HAS_LAUNCH 0x0080u /* "launch" in lc(nt(name)) */
+#define SF_CAT_DONE 0x0100u
+#define SF_NONKERNEL 0x0200u  /* is_non_kernel_trace_category */
+#define SF_CAT_ANNOT 0x0400u  /* "annotation" in lowered normalized cat */
+#define SF_KERNEL_CAT 0x0800u /* "kernel" in cat or starts "gpu_" */
+#define SF_KH_LAUNCH_CAT 0x1000u /* cuda_runtime / cuda_driver */
+#define SF_RUNTIME_CAT 0x2000u /* lowered cat == cuda_runtime */
+#define SF_STAGE_CAT 0x4000u  /* user_annotation / gpu_user_annotation */
+#define SF_GPU_ANNOT 0x8000u  /* gpu_user_annotation */
+
+typedef struct {
+    uint16_t flags;
+    int8_t stage; /* for annotation names: 0 extend, 1 decode, -1 none, -2 unknown */
+    uint32_t seen_cat; /* index+1 in trace->seen_cats */
+    uint32_t seen_pid; /* index+1 in trace->seen_pids */
+} sid_info;
+
+typedef enum { TOP_NONE, TOP_OBJECT, TOP_LIST, TOP_SCALAR } top_kind;
+
+typedef struct {
+    kd_trace *t;
+    const char *label;
+    kd_error *err;
+    kd_status status; /* set by callbacks on fatal problems (OOM) */
+
+    int depth;       /* open containers */
+    top_kind top;
+    bool key_is_trace_events; /* last top-level key was "traceEvents" */
+    bool in_events;           /* inside the traceEvents list */
+    int events_depth;         /* depth of the list's elements (list depth) */
+    bool events_bad_type;     /* traceEvents value was not a list */
+
+    /* current event */
+    bool in_event;
+    int ev_depth; /* depth inside the event object */
+    field_id pending; /* field the next value fills */
+    bool in_args;
+    field_val f[F_COUNT];
+    char *scratch;
+    size_t scratch_n, scratch_cap;
+    /* the field container open at event level / inside args (its first
+     * child makes it non-empty: only truthiness is kept of containers) */
+    field_id ev_open, args_open;
+    int ev_open_depth, args_open_depth;
+
+    sid_info *info;
+    size_t info_cap;
+} loader;
+
+static bool scratch_put(loader *L, const char *s, size_t len, size_t *off)
+{
+    if (L->scratch_n + len + 1 > L->scratch_cap) {
+        size_t cap = L->scratch_cap ? L->scratch_cap : 4096;
+        while (cap < L->scratch_n + len + 1)
+            cap *= 2;
+        char *p = realloc(L->scratch, cap);
+        if (!p)
+            return false;
+        L->scratch = p;
+        L->scratch_cap = cap;
+    }
+    memcpy(L->scratch + L->scratch_n, s, len);
+    L->scratch[L->scratch_n + len] = '\0';
+    *off = L->scratch_n;
+    L->scratch_n += len + 1;
+    return true;
+}
+
+static void reset_event(loader *L)
+{
+    for (int i = 0; i < F_COUNT; i++)
+        L->f[i].type = KD_J_ABSENT;
+    L->scratch_n = 0;
+    L->pending = F_NONE;
+    L->in_args = false;
+    L->ev_open = L->args_open = F_NONE;
+}
+
+static kd_jval as_jval(const loader *L, field_id id)
+{
+    const field_val *f = &L->f[id];
+    kd_jval v = {f->type, f->boolean, f->container_empty, NULL, 0};
+    if (f->type == KD_J_INT || f->type == KD_J_FLOAT || f->type == KD_J_STRING) {
+        v.text = L->scratch + f->off;
+        v.len = f->len;
+    }
+    return v;
+}
+
+static field_id event_key(const unsigned char *k, size_t n)
+{
+#define KEY(lit, id)                                                               \
+    if (n == sizeof(lit) - 1 && memcmp(k, lit, n) == 0)                            \
+        return id;
+    switch (n) {
+    case 2: KEY("ph", F_PH) KEY("ts", F_TS) break;
+    case 3: KEY("cat", F_CAT) KEY("pid", F_PID) KEY("tid", F_TID) KEY("dur", F_DUR) break;
+    case 4: KEY("name", F_NAME) KEY("args", F_ARGS) break;
+    default: break;
+    }
+    return F_NONE;
+}
+
+static field_id args_key(const unsigned char *k, size_t n)
+{
+    switch (n) {
+    case 4: KEY("name", F_A_NAME) break;
+    case 6: KEY("stream", F_A_STREAM) break;
+    case 11: KEY("External id", F_A_EXT) KEY("correlation", F_A_CORR)
+             KEY("cuda_stream", F_A_CUDA_STREAM) break;
+    default: break;
+    }
+#undef KEY
+    return F_NONE;
+}
+
+/* ---- per-string predicate cache ------------------------------------- */
+
+static sid_info *info_of(loader *L, kd_sid id)
+{
+    if (id >= L->info_cap) {
+        size_t cap = L->info_cap ? L->info_cap : 1024;
+        while (cap <= id)
+            cap *= 2;
+        sid_info *p = realloc(L->info, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        memset(p + L->info_cap, 0, (cap - L->info_cap) * sizeof *p);
+        for (size_t i = L->info_cap; i < cap; i++)
+            p[i].stage = -2;
+        L->info = p;
+        L->info_cap = cap;
+    }
+    return &L->info[id];
+}
+
+static bool str_in(const char *s, const char *const *set)
+{
+    for (; *set; set++)
+        if (strcmp(s, *set) == 0)
+            return true;
+    return false;
+}
+
+/* reference §2.1: the stage an annotation name selects (-1: none) */
+static int annotation_stage(const char *lowered)
+{
+    if (strstr(lowered, "generation_1") || strstr(lowered, "decode"))
+        return KD_STAGE_DECODE;
+    if (strstr(lowered, "generation_0") || strstr(lowered, "prefill"))
+        return KD_STAGE_EXTEND;
+    return -1;
+}
+
+static bool fill_name_flags(sid_info *si, const char *name)
+{
+    static const char *const launch_rt[] = {"cudalaunchkernel", "cudalaunchkernelexc", NULL};
+    static const char *const launch_any[] = {"culaunchkernel", "culaunchkernelex",
+                                             "cudalaunchkernel", "cudalaunchkernelexc", NULL};
+    char *norm = kd_normalize_text(name);
+    char *low = norm ? kd_lower(norm) : NULL;
+    if (!low) {
+        free(norm);
+        return false;
+    }
+    uint16_t fl = SF_NAME_DONE;
+    if (kd_is_trace_metadata_name(name))
+        fl |= SF_META;
+    if (kd_starts_with(low, "## call "))
+        fl |= SF_NAME_ANNOT;
+    if (kd_looks_like_python_scope_name(name))
+        fl |= SF_PYSCOPE;
+    if (kd_kernel_name_hint(low))
+        fl |= SF_HINT;
+    if (str_in(low, launch_rt))
+        fl |= SF_OH_LAUNCH_RT;
+    if (str_in(low, launch_any))
+        fl |= SF_OH_LAUNCH_ANY;
+    if (strstr(low, "launch"))
+        fl |= SF_HAS_LAUNCH;
+    si->flags |= fl;
+    si->stage = (int8_t)annotation_stage(low);
+    free(low);
+    free(norm);
+    return true;
+}
+
+static bool fill_cat_flags(sid_info *si, const char *cat)
+{
+    char *norm = kd_normalize_text(cat);
+    char *low = norm ? kd_lower(norm) : NULL;
+    if (!low) {
+        free(norm);
+        return false;
+    }
+    uint16_t fl = SF_CAT_DONE;
+    if (kd_is_non_kernel_trace_category(cat))
+        fl |= SF_NONKERNEL;
+    if (strstr(low, "annotation"))
+        fl |= SF_CAT_ANNOT;
+    if (strstr(low, "kernel") || kd_starts_with(low, "gpu_"))
+        fl |= SF_KERNEL_CAT;
+    if (strcmp(low, "cuda_runtime") == 0 || strcmp(low, "cuda_driver") == 0)
+        fl |= SF_KH_LAUNCH_CAT;
+    if (strcmp(low, "cuda_runtime") == 0)
+        fl |= SF_RUNTIME_CAT;
+    if (strcmp(low, "user_annotation") == 0 || strcmp(low, "gpu_user_annotation") == 0)
+        fl |= SF_STAGE_CAT;
+    if (strcmp(low, "gpu_user_annotation") == 0)
+        fl |= SF_GPU_ANNOT;
+    si->flags |= fl;
+    free(low);
+    free(norm);
+    return true;
+}
+
+/* ---- building records at the end of an event ------------------------- */
+
+/* Interns Python str(v); absent/null give "None". Containers: returns 0 and
+ * *bad set. Strings and ints are interned straight from their text. */
+static kd_sid intern_pystr(loader *L, const kd_jval *v, bool *bad)
+{
+    if (v->type == KD_J_STRING || (v->type == KD_J_INT && !(v->len == 2 && v->text[0] == '-' && v->text[1] == '0')))
+        return kd_intern(L->t->strings, v->text, v->len);
+    if (v->type == KD_J_ARRAY || v->type == KD_J_OBJECT) {
+        *bad = true;
+        return 0;
+    }
+    size_t n = 0;
+    char *s = kd_jval_pystr(v, &n);
+    if (!s) {
+        L->status = KD_ENOMEM;
+        return 0;
+    }
+    kd_sid id = kd_intern(L->t->strings, s, n);
+    free(s);
+    return id;
+}
+
+static void count_skip(loader *L, kd_skip_reason r) { L->t->skipped[r]++; }
+
+static bool note_seen(loader *L, kd_sid cat, kd_sid pid)
+{
+    sid_info *ci = info_of(L, cat);
+    if (!ci)
+        return false;
+    if (!ci->seen_cat) {
+        if (!KD_VEC_PUSH(L->t->seen_cats, cat) || !KD_VEC_PUSH(L->t->seen_cat_counts, 0))
+            return false;
+        ci->seen_cat = (uint32_t)L->t->seen_cats.n;
+    }
+    L->t->seen_cat_counts.v[ci->seen_cat - 1]++;
+    sid_info *pi = info_of(L, pid);
+    if (!pi)
+        return false;
+    if (!pi->seen_pid) {
+        if (!KD_VEC_PUSH(L->t->seen_pids, pid))
+            return false;
+        pi->seen_pid = (uint32_t)L->t->seen_pids.n;
+    }
+    return true;
+}
+
+/* ProfilerStep#N: N, or -1 */
+static int64_t profiler_step_number(const char *name)
+{
+    if (strncmp(name, "ProfilerStep#", 13) != 0)
+        return -1;
+    const char *p = name + 13;
+    if (*p < '0' || *p > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    long long n = strtoll(p, &end, 10);
+    if (errno || *end)
+        return -1;
+    return n;
+}
+
+typedef struct {
+    kd_sid name, cat, pid, tid;
+    double ts, dur;
+    bool complete;
+    int64_t ext, corr;
+    bool stream_marker;
+    const sid_info *ni, *ci;
+} event_view;
+
+static bool keep_kernel(loader *L, const event_view *e, uint32_t flags)
+{
+    kd_jval s = as_jval(L, F_A_STREAM);
+    if (!kd_jval_truthy(&s))
+        s = as_jval(L, F_A_CUDA_STREAM);
+    kd_sid stream = 0;
+    if (kd_jval_truthy(&s)) {
+        bool bad = false;
+        stream = intern_pystr(L, &s, &bad);
+        if (bad) {
+            count_skip(L, KD_SKIP_BAD_TYPE);
+            return true;
+        }
+    }
+    kd_kernel_rec k = {e->name, e->cat, e->pid, e->tid, stream, flags,
+                       e->ts, e->dur, e->ext, e->corr};
+    return KD_VEC_PUSH(L->t->kernels, k);
+}
+
+static bool keep_complete_event(loader *L, const event_view *e)
+{
+    const sid_info *ni = e->ni, *ci = e->ci;
+    const char *cat = kd_str(L->t->strings, e->cat);
+    uint32_t kflags = 0;
+    if (e->complete && !(ni->flags & SF_META) && !(ci->flags & SF_NONKERNEL) &&
+        !(ci->flags & SF_CAT_ANNOT) && !(ni->flags & SF_NAME_ANNOT)) {
+        /* reference §4 is_kernel_event / kernel-sites §3 is_gpu_kernel_event */
+        if (ci->flags & SF_KERNEL_CAT)
+            kflags = KD_KF_OH_KERNEL | KD_KF_KH_KERNEL;
+        else if (!(ni->flags & SF_PYSCOPE) && e->stream_marker)
+            kflags = KD_KF_KH_KERNEL | ((ni->flags & SF_HINT) ? KD_KF_OH_KERNEL : 0);
+    }
+    if (kflags) {
+        if (L->f[F_NAME].type == KD_J_ABSENT) {
+            count_skip(L, KD_SKIP_MISSING_NAME); /* reference raises KeyError */
+            return true;
+        }
+        if (!keep_kernel(L, e, kflags))
+            return false;
+    }
+    if (strcmp(cat, "cpu_op") == 0 && (e->ext != KD_NOID || e->corr != KD_NOID)) {
+        kd_cpu_op_rec op = {e->name, e->pid, e->tid, e->ts, e->dur, e->ext, e->corr};
+        if (!KD_VEC_PUSH(L->t->cpu_ops, op))
+            return false;
+    }
+    if (strcmp(cat, "python_function") == 0) {
+        kd_frame_rec fr = {e->name, e->pid, e->tid, e->ts, e->dur, e->complete};
+        if (!KD_VEC_PUSH(L->t->frames, fr))
+            return false;
+    }
+    if (e->corr != KD_NOID) {
+        uint32_t lf = 0;
+        if ((ci->flags & SF_KH_LAUNCH_CAT) && (ni->flags & SF_HAS_LAUNCH))
+            lf |= KD_LF_KH;
+        /* divergence D1: the launch test compares case-insensitively */
+        if (e->complete && ((ci->flags & SF_RUNTIME_CAT) ? (ni->flags & SF_OH_LAUNCH_RT)
+                                                         : (ni->flags & SF_OH_LAUNCH_ANY)))
+            lf |= KD_LF_OH;
+        if (lf) {
+            kd_launch_rec la = {e->name, e->pid, e->tid, lf, e->ts, e->dur, e->corr, e->complete};
+            if (!KD_VEC_PUSH(L->t->launches, la))
+                return false;
+        }
+    }
+    if (e->complete && (ci->flags & SF_STAGE_CAT)) {
+        if (ni->stage >= 0) {
+            kd_annotation_rec a = {e->ts, e->ts + e->dur, e->ext, (uint8_t)ni->stage,
+                                   (ci->flags & SF_GPU_ANNOT) != 0};
+            if (!KD_VEC_PUSH(L->t->annotations, a))
+                return false;
+        }
+        int64_t step = profiler_step_number(kd_str(L->t->strings, e->name));
+        if (step >= 0) {
+            kd_step_rec st = {step, (ci->flags & SF_GPU_ANNOT) != 0};
+            if (!KD_VEC_PUSH(L->t->profiler_steps, st))
+                return false;
+        }
+    }
+    return true;
+}
+
+static bool coerce_arg(loader *L, field_id id, int64_t *out)
+{
+    kd_jval v = as_jval(L, id);
+    bool overflow = false;
+    if (!kd_jval_coerce_int(&v, out, &overflow)) {
+        *out = KD_NOID;
+        if (overflow) {
+            count_skip(L, KD_SKIP_INT_RANGE);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool keep_thread_name(loader *L, kd_sid pid, kd_sid tid)
+{
+    kd_jval n = as_jval(L, F_A_NAME);
+    if (n.type == KD_J_ABSENT)
+        return true;
+    bool bad = false;
+    kd_sid name = intern_pystr(L, &n, &bad);
+    if (bad || kd_str_len(L->t->strings, name) == 0)
+        return true; /* str(args.name) empty: not recorded (reference §4) */
+    kd_thread_name_rec r = {pid, tid, name};
+    return KD_VEC_PUSH(L->t->thread_names, r);
+}
+
+static bool read_time(loader *L, field_id id, double *out, bool *missing)
+{
+    kd_jval v = as_jval(L, id);
+    *missing = v.type == KD_J_ABSENT || v.type == KD_J_NULL;
+    if (*missing)
+        return true;
+    return kd_jval_float(&v, out) && isfinite(*out);
+}
+
+/* Called at an event's closing brace: decide what of it to keep. */
+static bool classify_event(loader *L)
+{
+    kd_trace *t = L->t;
+    kd_jval args = as_jval(L, F_ARGS);
+    if (args.type != KD_J_OBJECT && kd_jval_truthy(&args)) {
+        count_skip(L, KD_SKIP_BAD_ARGS); /* the reference crashes on .get of non-dict args */
+        return true;
+    }
+    int64_t ext, corr;
+    if (!coerce_arg(L, F_A_EXT, &ext) || !coerce_arg(L, F_A_CORR, &corr))
+        return true;
+    if (ext != KD_NOID && corr != KD_NOID) {
+        kd_corr_ext_rec ce = {corr, ext};
+        if (!KD_VEC_PUSH(t->corr_ext, ce))
+            return false;
+    }
+    kd_jval ph = as_jval(L, F_PH);
+    bool is_x = ph.type == KD_J_STRING && ph.len == 1 && ph.text[0] == 'X';
+    bool is_m = ph.type == KD_J_STRING && ph.len == 1 && ph.text[0] == 'M';
+    if (!is_x && !is_m)
+        return true;
+
+    kd_jval name = as_jval(L, F_NAME), cat = as_jval(L, F_CAT);
+    kd_jval pid = as_jval(L, F_PID), tid = as_jval(L, F_TID);
+    bool bad = false;
+    /* reference: event.get("name", "") and .get("cat", ""): absent is "" */
+    kd_sid name_id = name.type == KD_J_ABSENT ? kd_intern(t->strings, "", 0)
+                                              : intern_pystr(L, &name, &bad);
+    kd_sid cat_id = cat.type == KD_J_ABSENT ? kd_intern(t->strings, "", 0)
+                                            : intern_pystr(L, &cat, &bad);
+    kd_sid pid_id = intern_pystr(L, &pid, &bad);
+    kd_sid tid_id = intern_pystr(L, &tid, &bad);
+    if (L->status)
+        return false;
+    if (bad) {
+        count_skip(L, KD_SKIP_BAD_TYPE);
+        return true;
+    }
+    if (is_m) {
+        if (name.type == KD_J_STRING && strcmp(kd_str(t->strings, name_id), "thread_name") == 0)
+            return keep_thread_name(L, pid_id, tid_id);
+        return true;
+    }
+
+    t->complete_events++;
+    event_view e = {name_id, cat_id, pid_id, tid_id, 0.0, 0.0, false, ext, corr, false, NULL, NULL};
+    bool ts_missing, dur_missing;
+    if (!read_time(L, F_TS, &e.ts, &ts_missing) || ts_missing) {
+        count_skip(L, KD_SKIP_BAD_TS); /* divergence D5 */
+        return true;
+    }
+    if (!read_time(L, F_DUR, &e.dur, &dur_missing)) {
+        count_skip(L, KD_SKIP_BAD_DUR); /* divergence D5 */
+        return true;
+    }
+    if (dur_missing)
+        e.dur = 0.0;
+    e.complete = !dur_missing && e.dur > 0;
+    if (e.complete && e.ts + e.dur == e.ts) {
+        count_skip(L, KD_SKIP_ZERO_EXTENT); /* divergence D4 */
+        return true;
+    }
+    e.stream_marker = L->f[F_A_STREAM].type != KD_J_ABSENT ||
+                      L->f[F_A_CUDA_STREAM].type != KD_J_ABSENT;
+    sid_info *ni = info_of(L, name_id);
+    if (!ni || (!(ni->flags & SF_NAME_DONE) && !fill_name_flags(ni, kd_str(t->strings, name_id))))
+        return false;
+    sid_info *ci = info_of(L, cat_id);
+    if (!ci || (!(ci->flags & SF_CAT_DONE) && !fill_cat_flags(ci, kd_str(t->strings, cat_id))))
+        return false;
+    e.ni = &L->info[name_id];
+    e.ci = &L->info[cat_id];
+    if (!note_seen(L, cat_id, pid_id))
+        return false;
+    return keep_complete_event(L, &e);
+}
+
+/* ---- yajl callbacks --------------------------------------------------- */
+
+#define OOM_IF(cond)                                                               \
+    do {                                                                           \
+        if (cond) {                                                                \
+            L->status = KD_ENOMEM;                                                 \
+            return 0;                                                              \
+        }                                                                          \
+    } while (0)
+
+/* The traceEvents key seen again: Python keeps the last value, so drop what
+ * the earlier list gave. */
+static void forget_events(kd_trace *t)
+{
+    t->kernels.n = t->cpu_ops.n = t->frames.n = t->launches.n = 0;
+    t->annotations.n = t->thread_names.n = t->corr_ext.n = t->profiler_steps.n = 0;
+    t->seen_cats.n = t->seen_cat_counts.n = t->seen_pids.n = 0;
+    t->events_read = t->complete_events = 0;
+    memset(t->skipped, 0, sizeof t->skipped);
+}
+
+static void start_event(loader *L)
+{
+    reset_event(L);
+    L->in_event = true;
+    L->ev_depth = L->depth;
+    L->t->events_read++;
+}
+
+static void forget_events_for_new_key(loader *L)
+{
+    if (!L->t->has_trace_events && !L->events_bad_type)
+        return;
+    /* the per-sid "seen" indexes point into the arrays being dropped */
+    for (size_t i = 0; i < L->info_cap; i++)
+        L->info[i].seen_cat = L->info[i].seen_pid = 0;
+    forget_events(L->t);
+}
+
+static void note_child(loader *L)
+{
+    if (L->ev_open != F_NONE && L->depth == L->ev_open_depth)
+        L->f[L->ev_open].container_empty = false;
+    if (L->args_open != F_NONE && L->depth == L->args_open_depth)
+        L->f[L->args_open].container_empty = false;
+}
+
+/* A scalar at the current depth: the traceEvents value, an events-list
+ * element, or an event field. */
+static int on_value(loader *L, kd_jtype type, const char *text, size_t len, bool b)
+{
+    note_child(L);
+    if (L->depth == 0 && L->top == TOP_NONE) {
+        L->top = TOP_SCALAR;
+        return 1;
+    }
+    if (L->top == TOP_OBJECT && L->depth == 1 && L->key_is_trace_events) {
+        L->key_is_trace_events = false;
+        forget_events_for_new_key(L);
+        L->events_bad_type = true; /* a scalar traceEvents: the last key wins */
+        L->t->has_trace_events = false;
+        return 1;
+    }
+    if (L->in_events && L->depth == L->events_depth && !L->in_event) {
+        L->t->events_read++;
+        count_skip(L, KD_SKIP_NOT_OBJECT);
+        return 1;
+    }
+    if (L->in_event && L->pending != F_NONE &&
+        L->depth == L->ev_depth + (L->in_args ? 1 : 0)) {
+        field_val *f = &L->f[L->pending];
+        f->type = type;
+        f->boolean = b;
+        f->len = len;
+        if (text)
+            OOM_IF(!scratch_put(L, text, len, &f->off));
+        L->pending = F_NONE;
+    }
+    return 1;
+}
+
+static int cb_null(void *ctx) { return on_value(ctx, KD_J_NULL, NULL, 0, false); }
+static int cb_bool(void *ctx, int b) { return on_value(ctx, KD_J_BOOL, NULL, 0, b != 0); }
+
+static int cb_number(void *ctx, const char *s, size_t len)
+{
+    bool is_float = memchr(s, '.', len) || memchr(s, 'e', len) || memchr(s, 'E', len);
+    return on_value(ctx, is_float ? KD_J_FLOAT : KD_J_INT, s, len, false);
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t len)
+{
+    return on_value(ctx, KD_J_STRING, (const char *)s, len, false);
+}
+
+static int open_container(loader *L, bool is_map)
+{
+    note_child(L);
+    if (L->depth == 0 && L->top == TOP_NONE) {
+        L->top = is_map ? TOP_OBJECT : TOP_LIST;
+        if (!is_map) {
+            L->in_events = true;
+            L->events_depth = 1;
+        }
+    } else if (L->top == TOP_OBJECT && L->depth == 1 && L->key_is_trace_events) {
+        L->key_is_trace_events = false;
+        forget_events_for_new_key(L);
+        L->events_bad_type = is_map;
+        L->t->has_trace_events = !is_map;
+        L->in_events = !is_map;
+        L->events_depth = 2;
+    } else if (L->in_events && !L->in_event && L->depth == L->events_depth) {
+        if (is_map) {
+            L->depth++;
+            start_event(L);
+            return 1;
+        }
+        L->t->events_read++;
+        count_skip(L, KD_SKIP_NOT_OBJECT);
+    } else if (L->in_event && L->pending != F_NONE &&
+               L->depth == L->ev_depth + (L->in_args ? 1 : 0)) {
+        field_id id = L->pending;
+        L->f[id].type = is_map ? KD_J_OBJECT : KD_J_ARRAY;
+        L->f[id].container_empty = true;
+        L->pending = F_NONE;
+        if (L->in_args) {
+            L->args_open = id;
+            L->args_open_depth = L->depth + 1;
+        } else {
+            L->ev_open = id;
+            L->ev_open_depth = L->depth + 1;
+            L->in_args = id == F_ARGS && is_map;
+        }
+    }
+    L->depth++;
+    return 1;
+}
+
+static int close_container(loader *L)
+{
+    L->depth--;
+    if (L->in_event) {
+        if (L->depth == L->ev_depth - 1) {
+            L->in_event = false;
+            if (!classify_event(L)) {
+                if (!L->status)
+                    L->status = KD_ENOMEM;
+                return 0;
+            }
+            return 1;
+        }
+        if (L->args_open != F_NONE && L->depth == L->args_open_depth - 1)
+            L->args_open = F_NONE;
+        else if (L->ev_open != F_NONE && L->depth == L->ev_open_depth - 1) {
+            L->ev_open = F_NONE;
+            L->in_args = false;
+        }
+    } else if (L->in_events && L->depth == L->events_depth - 1) {
+        L->in_events = false;
+    }
+    return 1;
+}
+
+static int cb_start_map(void *ctx) { return open_container(ctx, true); }
+static int cb_start_array(void *ctx) { return open_container(ctx, false); }
+static int cb_end(void *ctx) { return close_container(ctx); }
+
+static int cb_key(void *ctx, const unsigned char *k, size_t len)
+{
+    loader *L = ctx;
+    note_child(L);
+    if (L->top == TOP_OBJECT && L->depth == 1) {
+        L->key_is_trace_events = len == 11 && memcmp(k, "traceEvents", 11) == 0;
+        return 1;
+    }
+    if (!L->in_event)
+        return 1;
+    if (L->depth == L->ev_depth)
+        L->pending = event_key(k, len);
+    else if (L->in_args && L->depth == L->ev_depth + 1)
+        L->pending = args_key(k, len);
+    return 1;
+}
+
+static const yajl_callbacks callbacks = {
+    cb_null, cb_bool, NULL, NULL, cb_number, cb_string,
+    cb_start_map, cb_key, cb_end, cb_start_array, cb_end,
+};
+
+/* ---- NaN / Infinity literals (divergence D5) ----------------------------
+ * yajl rejects them; Python's json accepts them. When a parse fails at such
+ * a literal, the file is parsed again through this filter, which rewrites
+ * them outside strings as 1e999 (an overflowing number: non-finite, as the
+ * event rules need). Files without them never pay for the filter. */
+
+typedef struct {
+    bool in_str, esc;
+    int tok; /* 0 none, 1 "NaN", 2 "Infinity" */
+    int pos;
+} nonfinite_filter;
+
+static const char *const nonfinite_tokens[] = {NULL, "NaN", "Infinity"};
+
+static size_t filter_nonfinite(nonfinite_filter *s, const unsigned char *in, size_t n,
+                               unsigned char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = in[i];
+        if (s->tok) {
+            const char *t = nonfinite_tokens[s->tok];
+            if (c == (unsigned char)t[s->pos]) {
+                if (!t[++s->pos]) {
+                    memcpy(out + o, "1e999", 5);
+                    o += 5;
+                    s->tok = 0;
+                }
+                continue;
+            }
+            memcpy(out + o, t, (size_t)s->pos); /* not the literal: let yajl judge */
+            o += (size_t)s->pos;
+            s->tok = 0;
+        }
+        if (s->in_str) {
+            if (s->esc)
+                s->esc = false;
+            else if (c == '\\')
+                s->esc = true;
+            else if (c == '"')
+                s->in_str = false;
+        } else if (c == '"') {
+            s->in_str = true;
+        } else if (c == 'N' || c == 'I') {
+            s->tok = c == 'N' ? 1 : 2;
+            s->pos = 1;
+            continue;
+        }
+        out[o++] = c;
+    }
+    return o;
+}
+
+static size_t flush_nonfinite(nonfinite_filter *s, unsigned char *out)
+{
+    size_t o = 0;
+    if (s->tok) {
+        memcpy(out, nonfinite_tokens[s->tok], (size_t)s->pos);
+        o = (size_t)s->pos;
+        s->tok = 0;
+    }
+    return o;
+}
+
+static bool near_nonfinite_literal(const unsigned char *buf, size_t n, size_t at)
+{
+    size_t lo = at > 16 ? at - 16 : 0, hi = at + 16 < n ? at + 16 : n;
+    for (size_t i = lo; i < hi; i++)
+        if ((buf[i] == 'N' && i + 3 <= n && memcmp(buf + i, "NaN", 3) == 0) ||
+            (buf[i] == 'I' && i + 8 <= n && memcmp(buf + i, "Infinity", 8) == 0) ||
+            (buf[i] == 'I' && i + 1 == n))
+            return true;
+    return false;
+}
+
+/* ---- byte source: a FILE or a memory buffer, optionally gunzipped ------- */
+
+typedef struct {
+    FILE *fp;
+    const unsigned char *mem;
+    size_t mem_len, mem_pos;
+    bool gzip, z_ready, z_done;
+    z_stream z;
+    unsigned char *inbuf;
+    size_t in_len; /* valid bytes in inbuf for the inflater */
+    bool in_eof;
+    uint64_t bytes_in;
+} source;
+
+static size_t raw_read(source *s, unsigned char *dst, size_t cap)
+{
+    if (s->fp)
+        return fread(dst, 1, cap, s->fp);
+    size_t n = s->mem_len - s->mem_pos < cap ? s->mem_len - s->mem_pos : cap;
+    memcpy(dst, s->mem + s->mem_pos, n);
+    s->mem_pos += n;
+    return n;
+}
+
+static bool raw_error(const source *s) { return s->fp && ferror(s->fp); }
+
+/* Fills inbuf (keeping unread input); false only on read error. */
+static bool refill(source *s)
+{
+    if (s->in_eof)
+        return true;
+    size_t keep = s->z.avail_in;
+    if (keep && s->z.next_in != s->inbuf)
+        memmove(s->inbuf, s->z.next_in, keep);
+    size_t n = raw_read(s, s->inbuf + keep, IN_BLOCK - keep);
+    if (raw_error(s))
+        return false;
+    if (n == 0)
+        s->in_eof = true;
+    s->bytes_in += n;
+    s->z.next_in = s->inbuf;
+    s->z.avail_in = (uInt)(keep + n);
+    return true;
+}
+
+/* Reads up to cap decompressed bytes. Returns bytes, 0 at end; -1 on error
+ * with err set. */
+static long source_read(source *s, unsigned char *dst, size_t cap, const char *label,
+                        kd_error *err)
+{
+    if (!s->gzip) {
+        if (s->in_len) { /* the sniffed first bytes */
+            size_t n = s->in_len < cap ? s->in_len : cap;
+            memcpy(dst, s->inbuf, n);
+            memmove(s->inbuf, s->inbuf + n, s->in_len - n);
+            s->in_len -= n;
+            return (long)n;
+        }
+        size_t n = raw_read(s, dst, cap);
+        if (raw_error(s)) {
+            kd_fail(err, KD_EIO, "%s: read error: %s", label, strerror(errno));
+            return -1;
+        }
+        s->bytes_in += n;
+        return (long)n;
+    }
+    s->z.next_out = dst;
+    s->z.avail_out = (uInt)cap;
+    while (s->z.avail_out == cap && !s->z_done) {
+        if (s->z.avail_in == 0 && !refill(s)) {
+            kd_fail(err, KD_EIO, "%s: read error: %s", label, strerror(errno));
+            return -1;
+        }
+        if (s->z.avail_in == 0 && s->in_eof) {
+            kd_fail(err, KD_EINPUT, "%s: truncated gzip stream (ends after %llu compressed bytes)",
+                    label, (unsigned long long)s->bytes_in);
+            return -1;
+        }
+        int rc = inflate(&s->z, Z_NO_FLUSH);
+        if (rc == Z_STREAM_END) {
+            /* concatenated members are one stream, as gzip(1) reads them */
+            if (s->z.avail_in == 0 && !refill(s)) {
+                kd_fail(err, KD_EIO, "%s: read error: %s", label, strerror(errno));
+                return -1;
+            }
+            if (s->z.avail_in == 0) {
+                s->z_done = true;
+            } else if (s->z.avail_in >= 2 && s->z.next_in[0] == 0x1f && s->z.next_in[1] == 0x8b) {
+                inflateReset(&s->z);
+            } else {
+                kd_fail(err, KD_EINPUT, "%s: trailing garbage after the gzip stream", label);
+                return -1;
+            }
+        } else if (rc == Z_BUF_ERROR && s->z.avail_in == 0) {
+            continue; /* needs input: refilled next turn */
+        } else if (rc != Z_OK) {
+            kd_fail(err, KD_EINPUT, "%s: corrupt gzip data: %s", label,
+                    s->z.msg ? s->z.msg : "inflate failed");
+            return -1;
+        }
+    }
+    return (long)(cap - s->z.avail_out);
+}
+
+static bool source_open(source *s, const char *label, kd_error *err)
+{
+    s->inbuf = malloc(IN_BLOCK);
+    if (!s->inbuf) {
+        kd_fail(err, KD_ENOMEM, "%s: out of memory", label);
+        return false;
+    }
+    /* sniff the magic bytes: gzip is detected by content, not suffix */
+    size_t n = 0;
+    while (n < 2) {
+        size_t r = raw_read(s, s->inbuf + n, 2 - n);
+        if (raw_error(s)) {
+            kd_fail(err, KD_EIO, "%s: read error: %s", label, strerror(errno));
+            return false;
+        }
+        if (r == 0)
+            break;
+        n += r;
+    }
+    s->bytes_in = n;
+    s->gzip = n == 2 && s->inbuf[0] == 0x1f && s->inbuf[1] == 0x8b;
+    if (!s->gzip) {
+        s->in_len = n;
+        return true;
+    }
+    memset(&s->z, 0, sizeof s->z);
+    if (inflateInit2(&s->z, 15 + 16) != Z_OK) {
+        kd_fail(err, KD_ENOMEM, "%s: cannot initialise zlib", label);
+        return false;
+    }
+    s->z_ready = true;
+    s->z.next_in = s->inbuf;
+    s->z.avail_in = (uInt)n;
+    return true;
+}
+
+static void source_close(source *s)
+{
+    if (s->z_ready)
+        inflateEnd(&s->z);
+    if (s->fp)
+        fclose(s->fp);
+    free(s->inbuf);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- one parse pass ---------------------------------------------------- */
+
+typedef enum { PASS_OK, PASS_FAILED, PASS_RETRY_FILTERED } pass_result;
+
+static void report_parse_error(yajl_handle h, const unsigned char *buf, size_t n,
+                               uint64_t offset, bool at_end, const char *label, kd_error *err)
+{
+    unsigned char *msg = yajl_get_error(h, 0, buf, n);
+    const char *m = msg ? (const char *)msg : "parse error";
+    if (at_end && strstr(m, "premature EOF"))
+        kd_fail(err, KD_EINPUT, "%s: truncated JSON: the document ends early (at byte %llu)",
+                label, (unsigned long long)offset);
+    else
+        kd_fail(err, KD_EINPUT, "%s: invalid JSON at byte %llu: %s", label,
+                (unsigned long long)offset, m);
+    /* yajl messages end with a newline-ish period; kd_fail keeps one line */
+    size_t len = strlen(err->msg);
+    while (len && (err->msg[len - 1] == '\n' || err->msg[len - 1] == ' '))
+        err->msg[--len] = '\0';
+    if (msg)
+        yajl_free_error(h, msg);
+}
+
+static pass_result parse_pass(loader *L, source *src, bool filtered)
+{
+    unsigned char *buf = malloc(OUT_BLOCK);
+    unsigned char *fbuf = filtered ? malloc(OUT_BLOCK * 2 + 16) : NULL;
+    yajl_handle h = yajl_alloc(&callbacks, NULL, L);
+    pass_result res = PASS_FAILED;
+    if (!buf || (filtered && !fbuf) || !h) {
+        kd_fail(L->err, KD_ENOMEM, "%s: out of memory", L->label);
+        goto done;
+    }
+    nonfinite_filter nf = {0};
+    uint64_t offset = 0; /* JSON bytes fed so far (before filtering) */
+    bool first = true;
+    for (;;) {
+        long n = source_read(src, buf, OUT_BLOCK, L->label, L->err);
+        if (n < 0)
+            goto done;
+        const unsigned char *p = buf;
+        size_t len = (size_t)n;
+        if (first && len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) {
+            p += 3; /* a UTF-8 BOM is not content */
+            len -= 3;
+            offset += 3;
+        }
+        first = false;
+        if (n == 0 && filtered) {
+            len = flush_nonfinite(&nf, fbuf);
+            p = fbuf;
+        } else if (filtered) {
+            len = filter_nonfinite(&nf, p, len, fbuf);
+            p = fbuf;
+        }
+        if (n == 0 && len == 0)
+            break;
+        L->t->bytes_json += (uint64_t)n;
+        yajl_status st = yajl_parse(h, p, len);
+        if (st != yajl_status_ok) {
+            if (L->status) {
+                kd_fail(L->err, L->status, "%s: out of memory while loading", L->label);
+                goto done;
+            }
+            size_t at = yajl_get_bytes_consumed(h);
+            if (!filtered && near_nonfinite_literal(p, len, at)) {
+                res = PASS_RETRY_FILTERED;
+                goto done;
+            }
+            report_parse_error(h, p, len, offset + at, false, L->label, L->err);
+            goto done;
+        }
+        offset += len;
+        if (n == 0)
+            break;
+    }
+    if (L->t->bytes_json == 0) {
+        kd_fail(L->err, KD_EINPUT, "%s: empty file", L->label);
+        goto done;
+    }
+    if (yajl_complete_parse(h) != yajl_status_ok) {
+        if (L->status) {
+            kd_fail(L->err, L->status, "%s: out of memory while loading", L->label);
+            goto done;
+        }
+        report_parse_error(h, NULL, 0, offset, true, L->label, L->err);
+        goto done;
+    }
+    res = PASS_OK;
+done:
+    if (h)
+        yajl_free(h);
+    free(buf);
+    free(fbuf);
+    return res;
+}
+
+static bool check_shape(const loader *L, kd_error *err)
+{
+    const kd_trace *t = L->t;
+    if (L->top == TOP_SCALAR || L->top == TOP_NONE) {
+        kd_fail(err, KD_EINPUT, "%s: not a trace: the top-level JSON value is not an object or a list",
+                L->label);
+        return false;
+    }
+    if (L->top == TOP_OBJECT && L->events_bad_type) {
+        kd_fail(err, KD_EINPUT, "%s: not a trace: \"traceEvents\" is not a list", L->label);
+        return false;
+    }
+    if (L->top == TOP_OBJECT && !t->has_trace_events) {
+        kd_fail(err, KD_EINPUT, "%s: not a trace: the top-level object has no \"traceEvents\" list",
+                L->label);
+        return false;
+    }
+    return true;
+}
+
+static kd_trace *trace_new(const char *label)
+{
+    kd_trace *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->path = strdup(label);
+    t->strings = kd_interner_new();
+    if (!t->path || !t->strings) {
+        kd_trace_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+typedef struct {
+    const char *path;      /* file to open, or NULL */
+    const void *mem;
+    size_t mem_len;
+} input;
+
+static bool open_input(const input *in, source *s, const char *label, kd_error *err)
+{
+    memset(s, 0, sizeof *s);
+    if (in->path) {
+        s->fp = fopen(in->path, "rb");
+        if (!s->fp) {
+            kd_fail(err, errno == ENOENT ? KD_EINPUT : KD_EIO, "%s: cannot open: %s", label,
+                    strerror(errno));
+            return false;
+        }
+    } else {
+        s->mem = in->mem;
+        s->mem_len = in->mem_len;
+    }
+    return source_open(s, label, err);
+}
+
+static kd_trace *load_input(const input *in, const char *label, kd_error *err)
+{
+    for (int filtered = 0; filtered < 2; filtered++) {
+        kd_trace *t = trace_new(label);
+        if (!t) {
+            kd_fail(err, KD_ENOMEM, "%s: out of memory", label);
+            return NULL;
+        }
+        loader L;
+        memset(&L, 0, sizeof L);
+        L.t = t;
+        L.label = label;
+        L.err = err;
+        reset_event(&L);
+        source src;
+        pass_result r = PASS_FAILED;
+        if (open_input(in, &src, label, err)) {
+            r = parse_pass(&L, &src, filtered);
+            t->bytes_in = src.bytes_in;
+            t->gzip = src.gzip;
+        }
+        source_close(&src);
+        free(L.scratch);
+        free(L.info);
+        if (r == PASS_OK && check_shape(&L, err)) {
+            t->shape = L.top == TOP_LIST ? KD_SHAPE_LIST : KD_SHAPE_OBJECT;
+            return t;
+        }
+        kd_trace_free(t);
+        if (r != PASS_RETRY_FILTERED)
+            return NULL;
+    }
+    return NULL;
+}
+
+kd_trace *kd_load_trace(const char *path, kd_error *err)
+{
+    input in = {path, NULL, 0};
+    return load_input(&in, path, err);
+}
+
+kd_trace *kd_load_trace_mem(const void *data, size_t len, const char *label, kd_error *err)
+{
+    input in = {NULL, data, len};
+    return load_input(&in, label, err);
+}
+
+/* ---- shape probe (reference §3.2 trace-file test) ------------------------ */
+
+typedef struct {
+    int depth;
+    top_kind top;
+    bool key_is_trace_events;
+    int items;  /* objects seen among the first list items */
+    int result; /* -1 undecided, 0 no, 1 yes */
+} probe;
+
+static int probe_decide(probe *p, int result)
+{
+    p->result = result;
+    return 0; /* cancel the parse: decided */
+}
+
+static int probe_value(probe *p, bool is_map)
+{
+    if (p->depth == 0)
+        return probe_decide(p, 0); /* a top-level scalar */
+    if (p->top == TOP_LIST && p->depth == 1) {
+        if (!is_map)
+            return probe_decide(p, 0);
+        if (++p->items >= 8)
+            return probe_decide(p, 1);
+    }
+    if (p->top == TOP_OBJECT && p->depth == 1)
+        p->key_is_trace_events = false;
+    return 1;
+}
+
+static int pb_scalar(void *ctx) { return probe_value(ctx, false); }
+static int pb_bool(void *ctx, int b) { (void)b; return probe_value(ctx, false); }
+static int pb_number(void *ctx, const char *s, size_t l) { (void)s; (void)l; return probe_value(ctx, false); }
+static int pb_string(void *ctx, const unsigned char *s, size_t l) { (void)s; (void)l; return probe_value(ctx, false); }
+
+static int pb_open(void *ctx, bool is_map)
+{
+    probe *p = ctx;
+    if (p->depth == 0) {
+        p->top = is_map ? TOP_OBJECT : TOP_LIST;
+    } else if (p->top == TOP_OBJECT && p->depth == 1 && p->key_is_trace_events && !is_map) {
+        return probe_decide(p, 1);
+    } else if (!probe_value(p, is_map)) {
+        return 0;
+    }
+    p->depth++;
+    return 1;
+}
+
+static int pb_map(void *ctx) { return pb_open(ctx, true); }
+static int pb_array(void *ctx) { return pb_open(ctx, false); }
+
+static int pb_end(void *ctx)
+{
+    probe *p = ctx;
+    if (--p->depth == 0)
+        return probe_decide(p, p->top == TOP_LIST && p->items > 0);
+    return 1;
+}
+
+static int pb_key(void *ctx, const unsigned char *k, size_t len)
+{
+    probe *p = ctx;
+    if (p->top == TOP_OBJECT && p->depth == 1)
+        p->key_is_trace_events = len == 11 && memcmp(k, "traceEvents", 11) == 0;
+    return 1;
+}
+
+static const yajl_callbacks probe_callbacks = {
+    pb_scalar, pb_bool, NULL, NULL, pb_number, pb_string,
+    pb_map, pb_key, pb_end, pb_array, pb_end,
+};
+
+bool kd_probe_trace_shape(const char *path)
+{
+    kd_error err;
+    input in = {path, NULL, 0};
+    source src;
+    probe p = {0, TOP_NONE, false, 0, -1};
+    unsigned char *buf = malloc(OUT_BLOCK);
+    yajl_handle h = yajl_alloc(&probe_callbacks, NULL, &p);
+    if (buf && h && open_input(&in, &src, path, &err)) {
+        bool first = true;
+        for (;;) {
+            long n = source_read(&src, buf, OUT_BLOCK, path, &err);
+            if (n <= 0)
+                break;
+            const unsigned char *q = buf;
+            size_t len = (size_t)n;
+            if (first && len >= 3 && memcmp(q, "\xEF\xBB\xBF", 3) == 0) {
+                q += 3;
+                len -= 3;
+            }
+            first = false;
+            if (yajl_parse(h, q, len) != yajl_status_ok)
+                break;
+        }
+        source_close(&src);
+    }
+    if (h)
+        yajl_free(h);
+    free(buf);
+    return p.result == 1;
+}

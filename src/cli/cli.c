@@ -1,1 +1,127 @@
-/* cli.c */
+/* cli.c — error printing and atomic output files (cli.h). */
+#include "config.h"
+
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *kd_prog = "kerndiff";
+
+int kd_cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", kd_prog);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return KD_EXIT_ERROR;
+}
+
+int kd_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s %s: ", kd_prog, cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see '%s %s --help')\n", kd_prog, cmd);
+    va_end(ap);
+    return KD_EXIT_ERROR;
+}
+
+static bool is_stdout(const char *path) { return !path || strcmp(path, "-") == 0; }
+
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+bool kd_output_check(const char *path)
+{
+    if (is_stdout(path))
+        return true;
+    char *dir = dir_of(path);
+    bool ok = dir && access(dir, W_OK | X_OK) == 0;
+    if (!ok)
+        kd_cli_error("%s: cannot write output: %s", path, dir ? strerror(errno) : "out of memory");
+    free(dir);
+    return ok;
+}
+
+bool kd_output_open(kd_output *o, const char *path)
+{
+    o->path = path;
+    o->tmp = NULL;
+    o->fp = NULL;
+    if (is_stdout(path)) {
+        o->fp = stdout;
+        return true;
+    }
+    size_t n = strlen(path) + 16;
+    o->tmp = malloc(n);
+    if (!o->tmp) {
+        kd_cli_error("%s: out of memory", path);
+        return false;
+    }
+    snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        kd_cli_error("%s: cannot write output: %s", path, strerror(errno));
+        free(o->tmp);
+        o->tmp = NULL;
+        return false;
+    }
+    o->fp = fdopen(fd, "w");
+    if (!o->fp) {
+        kd_cli_error("%s: cannot write output: %s", path, strerror(errno));
+        close(fd);
+        unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+        return false;
+    }
+    return true;
+}
+
+bool kd_output_commit(kd_output *o)
+{
+    if (!o->tmp) {
+        bool ok = fflush(o->fp) == 0 && !ferror(o->fp);
+        if (!ok)
+            kd_cli_error("standard output: write error: %s", strerror(errno));
+        return ok;
+    }
+    bool ok = fflush(o->fp) == 0 && !ferror(o->fp);
+    ok = (fclose(o->fp) == 0) && ok;
+    o->fp = NULL;
+    if (ok && rename(o->tmp, o->path) != 0)
+        ok = false;
+    if (!ok) {
+        kd_cli_error("%s: cannot write output: %s", o->path, strerror(errno));
+        unlink(o->tmp);
+    }
+    free(o->tmp);
+    o->tmp = NULL;
+    return ok;
+}
+
+void kd_output_abort(kd_output *o)
+{
+    if (o->tmp) {
+        if (o->fp)
+            fclose(o->fp);
+        unlink(o->tmp);
+        free(o->tmp);
+    }
+    o->tmp = NULL;
+    o->fp = NULL;
+}

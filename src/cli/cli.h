@@ -1,1 +1,45 @@
-/* cli.h */
+/* cli.h — shared pieces of the kerndiff command line: usage errors, output
+ * files written atomically, option parsing helpers. The CLI decides exit
+ * codes: 0 ok, 1 gate failed, 2 usage or input error. */
+#ifndef KERNDIFF_CLI_H
+#define KERNDIFF_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "kerndiff/error.h"
+
+#define KD_EXIT_OK 0
+#define KD_EXIT_GATE 1
+#define KD_EXIT_ERROR 2
+
+extern const char *kd_prog; /* "kerndiff" */
+
+/* Prints "kerndiff: MSG" (one line) on stderr; returns KD_EXIT_ERROR. */
+int kd_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints a usage error with a pointer to --help; returns KD_EXIT_ERROR. */
+int kd_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* An output destination: stdout ("-") or a file written to a temp file in
+ * the same directory and renamed into place on commit (product.md §2). */
+typedef struct {
+    const char *path; /* NULL or "-" for stdout */
+    char *tmp;
+    FILE *fp;
+} kd_output;
+
+/* Opens; on failure prints the error and returns false. */
+bool kd_output_open(kd_output *o, const char *path);
+/* Closes and renames into place; false (message printed) on failure. */
+bool kd_output_commit(kd_output *o);
+/* Closes and removes the temp file (failed run: nothing left behind). */
+void kd_output_abort(kd_output *o);
+
+/* Checks up front that PATH's directory is writable, so a run fails before
+ * any work when an output cannot be created. */
+bool kd_output_check(const char *path);
+
+int kd_cmd_inspect(int argc, char **argv);
+int kd_cmd_triage(int argc, char **argv);
+
+#endif

@@ -1,1 +1,78 @@
-/* cmd_inspect.c */
+/* cmd_inspect.c — `kerndiff inspect TRACE [--pid S] [--format text|json]`. */
+#include "config.h"
+
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+#include "kerndiff/inspect.h"
+#include "kerndiff/side.h"
+#include "kerndiff/triage.h"
+
+static void inspect_help(void)
+{
+    printf("Usage: kerndiff inspect TRACE [--pid SUBSTR] [--format text|json]\n"
+           "\n"
+           "Reports what is in a trace: the files resolved, the top-level shape, events\n"
+           "read / kept / skipped as malformed (by reason), pids with their kernel time and\n"
+           "which one is analysed and why, streams with kernel counts and busy time, stages\n"
+           "and where they come from, kernel launches and time by category, counts of\n"
+           "cpu_ops, Python frames, CUDA launches, annotations and ProfilerStep markers.\n"
+           "\n"
+           "  --pid SUBSTR     analyse the heaviest pid whose name contains SUBSTR\n"
+           "  --format FMT     text (default) or json\n"
+           "  -h, --help       this help\n"
+           "\n"
+           "Exit status: 0 ok; 2 bad usage, unreadable or invalid trace, or no GPU kernels.\n");
+}
+
+int kd_cmd_inspect(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"pid", required_argument, NULL, 'p'},
+        {"format", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *pid = NULL, *format = "text";
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p': pid = optarg; break;
+        case 'f': format = optarg; break;
+        case 'h': inspect_help(); return KD_EXIT_OK;
+        default:
+            return kd_cli_usage_error("inspect", "unknown or incomplete option '%s'",
+                                      argv[optind - 1]);
+        }
+    }
+    if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
+        return kd_cli_usage_error("inspect", "--format must be text or json, not '%s'", format);
+    if (optind != argc - 1)
+        return kd_cli_usage_error("inspect", "expected exactly one TRACE argument");
+    const char *path = argv[optind];
+    kd_error err;
+    kd_error_clear(&err);
+    kd_side side;
+    if (kd_side_load(path, pid, &side, &err) != KD_OK)
+        return kd_cli_error("%s", err.msg);
+    kd_inspect r;
+    if (kd_inspect_build(&side, pid, &r, &err) != KD_OK) {
+        kd_side_free(&side);
+        return kd_cli_error("%s", err.msg);
+    }
+    bool ok = strcmp(format, "json") == 0 ? kd_inspect_write_json(&r, stdout)
+                                          : kd_inspect_write_text(&r, stdout);
+    int rc = ok ? KD_EXIT_OK : kd_cli_error("standard output: write error");
+    if (ok && !r.chosen_pid) {
+        /* product.md §7: a trace with no GPU kernels is an input error */
+        char msg[1024];
+        kd_describe_no_kernels(&side, path, msg, sizeof msg);
+        rc = kd_cli_error("%s", msg);
+    }
+    kd_inspect_free(&r);
+    kd_side_free(&side);
+    return rc;
+}

@@ -1,1 +1,194 @@
-int main(void){return 77;}
+/* check_conformance.c — kerndiff's per-trace analysis against the
+ * reference's outputs, case by case (../shared/conformance/cases.json).
+ * Skips (exit 77) with a message when ../shared is absent. */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jsoncmp.h"
+#include "kerndiff/triage.h"
+
+static char shared_dir[4096];
+static yajl_val cases;
+
+static const char *case_str(yajl_val c, const char *key)
+{
+    yajl_val v = kd_json_member(c, key);
+    if (v && v->type == yajl_t_array && v->u.array.len)
+        v = v->u.array.values[0];
+    return v && v->type == yajl_t_string ? v->u.string : NULL;
+}
+
+/* Our paths start with the shared dir; the expected ones are relative to it. */
+static const char *relative(const char *p)
+{
+    size_t n = strlen(shared_dir);
+    if (strncmp(p, shared_dir, n) == 0 && p[n] == '/')
+        return p + n + 1;
+    return p;
+}
+
+static void strip_paths(yajl_val list)
+{
+    if (!list || list->type != yajl_t_array)
+        return;
+    for (size_t i = 0; i < list->u.array.len; i++) {
+        yajl_val s = list->u.array.values[i];
+        if (s->type == yajl_t_string)
+            memmove(s->u.string, relative(s->u.string), strlen(relative(s->u.string)) + 1);
+    }
+}
+
+static void strip_stage_paths(yajl_val stages)
+{
+    if (!stages || stages->type != yajl_t_object)
+        return;
+    for (size_t i = 0; i < stages->u.object.len; i++) {
+        yajl_val st = stages->u.object.values[i];
+        const char *keys[] = {"formal_trace", "mapping_trace"};
+        for (int k = 0; k < 2; k++) {
+            yajl_val s = kd_json_member(st, keys[k]);
+            if (s && s->type == yajl_t_string)
+                memmove(s->u.string, relative(s->u.string), strlen(relative(s->u.string)) + 1);
+        }
+    }
+}
+
+static yajl_val run_case(yajl_val c, char *msg, size_t msgsz)
+{
+    char formal[8192], mapping[8192];
+    snprintf(formal, sizeof formal, "%s/%s", shared_dir, case_str(c, "formal"));
+    snprintf(mapping, sizeof mapping, "%s/%s", shared_dir, case_str(c, "mapping"));
+    kd_triage_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.formal_path = formal;
+    opt.mapping_path = mapping;
+    opt.pid_substring = case_str(c, "pid_substring");
+    opt.dump_internals = true;
+    kd_error err;
+    kd_error_clear(&err);
+    kd_triage t;
+    if (kd_triage_run(&opt, &t, &err) != KD_OK) {
+        snprintf(msg, msgsz, "triage failed: %.900s", err.msg);
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    bool ok = mem && kd_triage_write_json(&t, &opt, mem);
+    if (mem)
+        fclose(mem);
+    kd_triage_free(&t);
+    yajl_val doc = ok ? kd_json_parse_buf(buf, msg, msgsz) : NULL;
+    if (!ok)
+        snprintf(msg, msgsz, "writing the JSON failed");
+    free(buf);
+    return doc;
+}
+
+static void check_equal(const char *name, const char *what, yajl_val e, yajl_val a, bool partial)
+{
+    kd_jsoncmp cmp;
+    memset(&cmp, 0, sizeof cmp);
+    cmp.actual_keys_only = partial;
+    if (!kd_json_equal(&cmp, e, a))
+        ck_abort_msg("%s: %s differs at %s: %s", name, what, cmp.where, cmp.what);
+}
+
+/* The stage objects: every stage key, null-ness, pids, and the events. */
+static void check_stages(const char *name, yajl_val exp_stages, yajl_val act_stages)
+{
+    ck_assert_msg(exp_stages && act_stages, "%s: stages missing", name);
+    ck_assert_msg(exp_stages->u.object.len == act_stages->u.object.len,
+                  "%s: %zu stages expected, got %zu", name, exp_stages->u.object.len,
+                  act_stages->u.object.len);
+    for (size_t i = 0; i < exp_stages->u.object.len; i++) {
+        const char *stage = exp_stages->u.object.keys[i];
+        yajl_val e = exp_stages->u.object.values[i];
+        yajl_val a = kd_json_member(act_stages, stage);
+        ck_assert_msg(a != NULL, "%s: stage %s missing", name, stage);
+        ck_assert_msg((e->type == yajl_t_null) == (a->type == yajl_t_null),
+                      "%s: stage %s null-ness differs", name, stage);
+        if (e->type == yajl_t_null)
+            continue;
+        const char *fields[] = {"formal_pid", "mapping_pid", "formal_trace", "mapping_trace", "events"};
+        for (size_t f = 0; f < sizeof fields / sizeof *fields; f++) {
+            char what[256];
+            snprintf(what, sizeof what, "stages.%s.%s", stage, fields[f]);
+            yajl_val av = kd_json_member(a, fields[f]);
+            ck_assert_msg(av != NULL, "%s: %s missing from the output", name, what);
+            /* events: the extraction fields; the overlap fields arrive with the sweep */
+            check_equal(name, what, kd_json_member(e, fields[f]), av, strcmp(fields[f], "events") == 0);
+        }
+    }
+}
+
+START_TEST(test_case)
+{
+    yajl_val c = cases->u.array.values[_i];
+    const char *name = case_str(c, "name");
+    char path[8192], msg[1024] = "";
+    snprintf(path, sizeof path, "%s/conformance/expected/%s.json.gz", shared_dir, name);
+    yajl_val exp = kd_json_read_file(path, msg, sizeof msg);
+    ck_assert_msg(exp != NULL, "%s: %s", name, msg);
+    yajl_val act = run_case(c, msg, sizeof msg);
+    ck_assert_msg(act != NULL, "%s: %s", name, msg);
+    strip_paths(kd_json_member(act, "formal_traces"));
+    strip_paths(kd_json_member(act, "mapping_traces"));
+    strip_stage_paths(kd_json_member(act, "stages"));
+    check_equal(name, "formal_traces", kd_json_member(exp, "formal_traces"),
+                kd_json_member(act, "formal_traces"), false);
+    check_equal(name, "mapping_traces", kd_json_member(exp, "mapping_traces"),
+                kd_json_member(act, "mapping_traces"), false);
+    check_stages(name, kd_json_member(exp, "stages"), kd_json_member(act, "stages"));
+    yajl_tree_free(exp);
+    yajl_tree_free(act);
+}
+END_TEST
+
+static bool find_shared(void)
+{
+    const char *env = getenv("KD_SHARED");
+    const char *src = getenv("KD_SRCDIR");
+    char cand[4096];
+    if (env && *env)
+        snprintf(cand, sizeof cand, "%s", env);
+    else
+        snprintf(cand, sizeof cand, "%s/../shared", src && *src ? src : ".");
+    char probe[8192];
+    snprintf(probe, sizeof probe, "%s/conformance/cases.json", cand);
+    if (access(probe, R_OK) != 0)
+        return false;
+    snprintf(shared_dir, sizeof shared_dir, "%s", cand);
+    return true;
+}
+
+int main(void)
+{
+    if (!find_shared()) {
+        printf("SKIP: conformance: ../shared/conformance not found (set KD_SHARED to run it)\n");
+        return 77;
+    }
+    char path[8192], msg[1024];
+    snprintf(path, sizeof path, "%s/conformance/cases.json", shared_dir);
+    cases = kd_json_read_file(path, msg, sizeof msg);
+    if (!cases || cases->type != yajl_t_array) {
+        fprintf(stderr, "conformance: cannot read %s: %s\n", path, msg);
+        return 1;
+    }
+    Suite *s = suite_create("conformance");
+    TCase *tc = tcase_create("cases");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, test_case, 0, (int)cases->u.array.len);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_VERBOSE);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    yajl_tree_free(cases);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,51 @@
+/* side.c — resolve, load and bundle one side (side.h). */
+#include "config.h"
+
+#include "kerndiff/side.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kerndiff/load.h"
+
+kd_status kd_side_load(const char *path, const char *pid_substring, kd_side *out, kd_error *err)
+{
+    memset(out, 0, sizeof *out);
+    kd_status st = kd_discover_traces(path, &out->files, err);
+    if (st)
+        return st;
+    out->traces = calloc(out->files.n, sizeof *out->traces);
+    kd_stage *stages = calloc(out->files.n, sizeof *stages);
+    if (!out->traces || !stages) {
+        free(stages);
+        kd_side_free(out);
+        return kd_fail(err, KD_ENOMEM, "%s: out of memory", path);
+    }
+    for (size_t i = 0; i < out->files.n; i++) {
+        out->traces[i] = kd_load_trace(out->files.files[i].path, err);
+        if (!out->traces[i]) {
+            free(stages);
+            kd_side_free(out);
+            return err ? err->status : KD_EINPUT;
+        }
+        out->n++;
+        stages[i] = out->files.files[i].stage;
+    }
+    st = kd_build_bundle_map(out->traces, stages, out->n, pid_substring, &out->bundles, err);
+    free(stages);
+    if (st)
+        kd_side_free(out);
+    return st;
+}
+
+void kd_side_free(kd_side *s)
+{
+    kd_bundle_map_free(&s->bundles);
+    for (size_t i = 0; i < s->n; i++)
+        kd_trace_free(s->traces[i]);
+    free(s->traces);
+    kd_trace_set_free(&s->files);
+    memset(s, 0, sizeof *s);
+}
+
+const char *kd_side_bundle_path(const kd_bundle *b) { return b->trace ? b->trace->path : ""; }
