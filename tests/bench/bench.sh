@@ -1,0 +1,402 @@
+#!/bin/bash
+# kerndiff benchmark (product.md section 6).  See tests/bench/README.md.
+#
+#   bench.sh BUILD_DIR [--sizes "30 300 1000"] [--runs 3] [--corpus] [--gzip]
+#                      [--seed S] [--scratch DIR] [--timeout SEC]
+#
+# Generates traces with gentrace into a scratch directory (reused when the
+# same arguments produced them before), times bare_yajl and the kerndiff
+# commands on each, and prints a Markdown table on stdout.  Progress and
+# notes go to stderr.  Exit status: 0, or 1 when a command failed in a way
+# other than "not implemented" (which is reported as n/a), 2 on usage.
+
+set -u
+
+usage() {
+    echo "usage: $0 BUILD_DIR [--sizes \"30 300 1000\"] [--runs N] [--corpus] [--gzip]" \
+         "[--seed S] [--scratch DIR] [--timeout SEC]" >&2
+    exit 2
+}
+
+[ $# -ge 1 ] || usage
+BUILD_DIR=$1
+shift
+SIZES="30 300 1000"
+RUNS=3
+CORPUS=0
+GZIP=0
+SEED=1
+SCRATCH=${TMPDIR:-/tmp}/kerndiff-bench
+TIMEOUT=1800
+while [ $# -gt 0 ]; do
+    case $1 in
+        --sizes) [ $# -ge 2 ] || usage; SIZES=$2; shift 2 ;;
+        --runs) [ $# -ge 2 ] || usage; RUNS=$2; shift 2 ;;
+        --seed) [ $# -ge 2 ] || usage; SEED=$2; shift 2 ;;
+        --scratch) [ $# -ge 2 ] || usage; SCRATCH=$2; shift 2 ;;
+        --timeout) [ $# -ge 2 ] || usage; TIMEOUT=$2; shift 2 ;;
+        --corpus) CORPUS=1; shift ;;
+        --gzip) GZIP=1; shift ;;
+        -h|--help) usage ;;
+        *) echo "bench.sh: unknown option '$1'" >&2; usage ;;
+    esac
+done
+case $RUNS in ''|*[!0-9]*|0) echo "bench.sh: --runs needs a positive integer" >&2; exit 2 ;; esac
+for s in $SIZES; do
+    case $s in ''|*[!0-9.]*) echo "bench.sh: bad size '$s' in --sizes" >&2; exit 2 ;; esac
+done
+
+if [ ! -d "$BUILD_DIR" ]; then
+    echo "bench.sh: $BUILD_DIR: not a directory" >&2
+    exit 2
+fi
+BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
+SRC_DIR=$(cd "$(dirname "$0")/../.." && pwd)
+KD=$BUILD_DIR/kerndiff
+GEN=$BUILD_DIR/tests/bench/gentrace
+BARE=$BUILD_DIR/tests/bench/bare_yajl
+REP=$BUILD_DIR/tests/bench/replicate
+
+for tool in "$GEN" "$BARE"; do
+    if [ ! -x "$tool" ]; then
+        echo "bench.sh: $tool is missing; run 'make tests/bench/gentrace tests/bench/bare_yajl' in $BUILD_DIR" >&2
+        exit 2
+    fi
+done
+mkdir -p "$SCRATCH" || { echo "bench.sh: cannot create $SCRATCH" >&2; exit 2; }
+OUT=$SCRATCH/.cmd.out
+ERR=$SCRATCH/.cmd.err
+TIMEF=$SCRATCH/.cmd.time
+
+TIME_BIN=${KD_BENCH_TIME:-/usr/bin/time}
+if [ -x "$TIME_BIN" ]; then
+    HAVE_TIME=1
+else
+    HAVE_TIME=0
+    echo "bench.sh: $TIME_BIN not found (Debian package 'time'): peak RSS is reported as n/a" >&2
+fi
+HAVE_TIMEOUT=0
+command -v timeout >/dev/null 2>&1 && HAVE_TIMEOUT=1
+
+FAILED=0
+ROWS=()
+NOTES=()
+declare -A BARE_S   # trace path -> median bare_yajl seconds
+declare -A EVENTS   # trace path -> event count
+declare -A MBYTES   # trace path -> uncompressed JSON size in MB
+
+log() { echo "bench.sh: $*" >&2; }
+
+now() {
+    if [ -n "${EPOCHREALTIME:-}" ]; then echo "$EPOCHREALTIME"; else date +%s.%N; fi
+}
+
+median() {
+    printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 }
+        END { if (NR == 0) print "n/a";
+              else if (NR % 2) print a[(NR + 1) / 2];
+              else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+# RUN_STATUS = ok | na | fail; RUN_WALL seconds; RUN_RSS KB (or empty).
+run_once() {
+    local start end rc
+    local -a wrap=()
+    [ $HAVE_TIMEOUT = 1 ] && wrap=(timeout "$TIMEOUT")
+    : >"$TIMEF"
+    start=$(now)
+    if [ $HAVE_TIME = 1 ]; then
+        "${wrap[@]}" "$TIME_BIN" -f '%e %M' -o "$TIMEF" "$@" >"$OUT" 2>"$ERR"
+        rc=$?
+    else
+        "${wrap[@]}" "$@" >"$OUT" 2>"$ERR"
+        rc=$?
+    fi
+    end=$(now)
+    RUN_WALL=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')
+    RUN_RSS=
+    [ $HAVE_TIME = 1 ] && RUN_RSS=$(tail -n 1 "$TIMEF" | awk 'NF == 2 { print $2 }')
+    RUN_RC=$rc
+    if [ $rc = 0 ]; then
+        RUN_STATUS=ok
+    elif [ $rc = 2 ] || grep -qi 'unknown command' "$ERR"; then
+        RUN_STATUS=na
+    else
+        RUN_STATUS=fail
+    fi
+}
+
+first_err_line() {
+    local l
+    l=$(grep -v '^Command exited with non-zero status' "$ERR" | head -n 1)
+    [ -n "$l" ] || l="(no message)"
+    printf '%s' "$l" | cut -c1-200
+}
+
+# measure LABEL TRACE_NAME MB EVENTS REF NEEDS_OUTPUT CMD... : one table row.
+# REF is the bare-parse seconds the ratio divides by ("self": 1.00, "": n/a);
+# NEEDS_OUTPUT=1 reports an exit 0 with empty stdout as n/a (a stub).
+measure() {
+    local label=$1 name=$2 mb=$3 events=$4 ref=$5 needs_output=$6
+    shift 6
+    local -a walls=() rsss=()
+    local i wall rss ratio
+    log "$name: $label"
+    for ((i = 0; i < RUNS; i++)); do
+        run_once "$@"
+        if [ $RUN_STATUS = ok ] && [ "$needs_output" = 1 ] && [ ! -s "$OUT" ]; then
+            RUN_STATUS=na
+            echo "exit 0 with no output" >"$ERR"
+        fi
+        if [ $RUN_STATUS != ok ]; then
+            break
+        fi
+        walls+=("$RUN_WALL")
+        [ -n "$RUN_RSS" ] && rsss+=("$RUN_RSS")
+    done
+    if [ "$RUN_STATUS" = na ]; then
+        ROWS+=("| $name | $mb | $events | $label | n/a | n/a | n/a |")
+        NOTES+=("$name / $label: n/a (exit $RUN_RC): $(first_err_line)")
+        M_WALL=
+        return
+    fi
+    if [ "$RUN_STATUS" = fail ]; then
+        local what="FAIL (exit $RUN_RC)"
+        [ "$RUN_RC" = 124 ] && what="TIMEOUT (${TIMEOUT}s)"
+        ROWS+=("| $name | $mb | $events | $label | $what | n/a | n/a |")
+        NOTES+=("$name / $label: $what: $(first_err_line)")
+        FAILED=1
+        M_WALL=
+        return
+    fi
+    wall=$(median "${walls[@]}")
+    if [ ${#rsss[@]} -gt 0 ]; then
+        rss=$(median "${rsss[@]}" | awk '{ printf "%.1f", $1 / 1024 }')
+    else
+        rss=n/a
+    fi
+    if [ "$ref" = self ]; then
+        ratio=1.00
+    elif [ -n "$ref" ]; then
+        ratio=$(awk -v w="$wall" -v r="$ref" 'BEGIN { if (r > 0) printf "%.2f", w / r; else print "n/a" }')
+    else
+        ratio=n/a
+    fi
+    ROWS+=("| $name | $mb | $events | $label | $(printf '%.3f' "$wall") | $rss | $ratio |")
+    M_WALL=$wall
+}
+
+# Times bare_yajl on a trace, records BARE_S; one untimed counting pass
+# fills EVENTS and MBYTES when no sidecar gave them.
+bench_bare() {
+    local f=$1 name=$2 n
+    if [ -z "${EVENTS[$f]:-}" ] || [ -z "${MBYTES[$f]:-}" ]; then
+        n=$("$BARE" --count-events "$f" 2>"$ERR" | awk '{ print $2 }')
+        EVENTS[$f]=${n:-?}
+        n=$(awk '/bytes parsed/ { for (i = 1; i <= NF; i++) if ($i == "bytes") printf "%.1f", $(i - 1) / 1e6 }' "$ERR")
+        MBYTES[$f]=${n:-?}
+    fi
+    measure "bare_yajl" "$name" "${MBYTES[$f]}" "${EVENTS[$f]}" self 0 "$BARE" "$f"
+    BARE_S[$f]=$M_WALL
+}
+
+kd_available() {
+    [ -x "$KD" ]
+}
+
+kd_row_missing() {
+    local name=$1 mb=$2 events=$3 label=$4
+    ROWS+=("| $name | $mb | $events | $label | n/a | n/a | n/a |")
+}
+
+# bare + inspect + triage for one trace.
+bench_single() {
+    local f=$1 name=$2
+    bench_bare "$f" "$name"
+    local mb=${MBYTES[$f]} ev=${EVENTS[$f]} ref=${BARE_S[$f]:-}
+    if ! kd_available; then
+        kd_row_missing "$name" "$mb" "$ev" "kerndiff inspect"
+        kd_row_missing "$name" "$mb" "$ev" "kerndiff triage --format json"
+        return
+    fi
+    measure "kerndiff inspect" "$name" "$mb" "$ev" "$ref" 1 "$KD" inspect "$f"
+    measure "kerndiff triage --format json" "$name" "$mb" "$ev" "$ref" 1 "$KD" triage "$f" --format json
+}
+
+# diff of two traces whose bare parse was measured; ratio to the slower side.
+bench_diff() {
+    local a=$1 b=$2 name=$3
+    local mb ev ref ra=${BARE_S[$a]:-} rb=${BARE_S[$b]:-}
+    mb="${MBYTES[$a]:-?}+${MBYTES[$b]:-?}"
+    ev="${EVENTS[$a]:-?}+${EVENTS[$b]:-?}"
+    ref=
+    if [ -n "$ra" ] && [ -n "$rb" ]; then
+        ref=$(awk -v x="$ra" -v y="$rb" 'BEGIN { print (x > y ? x : y) }')
+    fi
+    if ! kd_available; then
+        kd_row_missing "$name" "$mb" "$ev" "kerndiff diff --format json"
+        return
+    fi
+    measure "kerndiff diff --format json" "$name" "$mb" "$ev" "$ref" 1 "$KD" diff "$a" "$b" --format json
+}
+
+# Runs a generator unless FILE and its .info sidecar match ARGS already.
+# cached_make FILE CMD... ; the sidecar holds the command, its report, the file size.
+cached_make() {
+    local f=$1
+    shift
+    local info=$f.info want have size
+    want="args: $*"
+    if [ -f "$f" ] && [ -f "$info" ]; then
+        have=$(head -n 1 "$info")
+        size=$(wc -c <"$f" | tr -d ' ')
+        if [ "$have" = "$want" ] && [ "$(sed -n 's/^filesize //p' "$info")" = "$size" ]; then
+            log "reusing $f"
+            return 0
+        fi
+    fi
+    log "generating $f"
+    rm -f "$f" "$info"
+    local t0 t1 report
+    t0=$(now)
+    if ! report=$("$@" 2>&1 >/dev/null); then
+        log "generator failed: $report"
+        rm -f "$f"
+        return 1
+    fi
+    t1=$(now)
+    log "$report ($(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s)"
+    size=$(wc -c <"$f" | tr -d ' ')
+    printf '%s\n%s\nfilesize %s\n' "$want" "$report" "$size" >"$info"
+}
+
+# Events and bytes from the gentrace sidecar (saves a counting pass).
+load_info() {
+    local f=$1 line
+    line=$(sed -n 2p "$f.info" 2>/dev/null)
+    EVENTS[$f]=$(printf '%s' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^events/) print $(i - 1) }')
+    MBYTES[$f]=$(printf '%s' "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^bytes/) printf "%.1f", $(i - 1) / 1e6 }')
+    [ -n "${EVENTS[$f]}" ] || unset "EVENTS[$f]"
+    [ -n "${MBYTES[$f]}" ] || unset "MBYTES[$f]"
+}
+
+gen_trace() {
+    local size=$1 variant=$2 ext=$3 f
+    f=$SCRATCH/gen-${size}mb-s${SEED}-${variant}.${ext}
+    local -a extra=()
+    [ "$ext" = json.gz ] && extra=(--gzip)
+    cached_make "$f" "$GEN" --size-mb "$size" --seed "$SEED" --variant "$variant" "${extra[@]}" -o "$f" || return 1
+    load_info "$f"
+    GEN_FILE=$f
+}
+
+bench_generated() {
+    local size ext base cand
+    local -a exts=(json)
+    [ $GZIP = 1 ] && exts+=(json.gz)
+    for size in $SIZES; do
+        for ext in "${exts[@]}"; do
+            gen_trace "$size" baseline "$ext" || { FAILED=1; continue; }
+            base=$GEN_FILE
+            gen_trace "$size" candidate "$ext" || { FAILED=1; continue; }
+            cand=$GEN_FILE
+            bench_single "$base" "$(basename "$base")"
+            bench_bare "$cand" "$(basename "$cand")"
+            bench_diff "$base" "$cand" "$(basename "$base") vs candidate"
+        done
+    done
+}
+
+find_shared() {
+    local d
+    for d in "${KD_SHARED:-}" "$BUILD_DIR/../shared" "$SRC_DIR/../shared"; do
+        if [ -n "$d" ] && [ -d "$d/corpus" ]; then
+            (cd "$d" && pwd)
+            return 0
+        fi
+    done
+    return 1
+}
+
+# Pairs named in corpus/README.md.
+CORPUS_PAIRS=(
+    "hta/trace_diff_control.json.gz hta/trace_diff_test.json.gz"
+    "tracelens/mi300_flux_aiter.json.gz tracelens/mi300_flux_aiter_sage.json.gz"
+    "kineto/resnet50_nw0_run1.pt.trace.json.gz kineto/resnet50_nw0_run2.pt.trace.json.gz"
+    "kineto/resnet50_nw0_run1.pt.trace.json.gz kineto/resnet50_nw4.pt.trace.json.gz"
+    "tracelens/h100_qwen1.5-0.5b.json.gz tracelens/mi300_qwen1.5-0.5b.json.gz"
+)
+
+bench_replicas() {
+    local corpus=$1
+    local a=$corpus/hta/trace_diff_control.json.gz b=$corpus/hta/trace_diff_test.json.gz
+    local ra=$SCRATCH/hta_control_x10.json rb=$SCRATCH/hta_test_x10.json
+    if [ ! -x "$REP" ]; then
+        log "$REP is missing: skipping the 10x replicas (make tests/bench/replicate)"
+        NOTES+=("10x replicas skipped: $REP not built")
+        return
+    fi
+    if [ ! -f "$a" ] || [ ! -f "$b" ]; then
+        log "HTA control/test traces not found: no replicas"
+        return
+    fi
+    cached_make "$ra" "$REP" "$a" --times 10 -o "$ra" || { FAILED=1; return; }
+    cached_make "$rb" "$REP" "$b" --times 10 -o "$rb" || { FAILED=1; return; }
+    load_info "$ra"
+    load_info "$rb"
+    bench_single "$ra" "$(basename "$ra")"
+    bench_bare "$rb" "$(basename "$rb")"
+    bench_diff "$ra" "$rb" "hta_control_x10 vs hta_test_x10"
+}
+
+bench_corpus() {
+    local shared corpus f rel pair
+    if ! shared=$(find_shared); then
+        log "no ../shared/corpus found (set KD_SHARED): skipping --corpus"
+        NOTES+=("--corpus: no shared corpus found")
+        return
+    fi
+    corpus=$shared/corpus
+    log "corpus: $corpus"
+    while IFS= read -r f; do
+        rel=${f#"$corpus"/}
+        bench_single "$f" "$rel"
+    done < <(find "$corpus" -name '*.json.gz' -o -name '*.json' | LC_ALL=C sort)
+    local base cand
+    for pair in "${CORPUS_PAIRS[@]}"; do
+        read -r base cand <<<"$pair"
+        if [ -f "$corpus/$base" ] && [ -f "$corpus/$cand" ]; then
+            bench_diff "$corpus/$base" "$corpus/$cand" "$base vs $(basename "$cand")"
+        fi
+    done
+    bench_replicas "$corpus"
+}
+
+print_table() {
+    echo "## kerndiff benchmark"
+    echo
+    echo "host: $(uname -srm), $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?') CPUs;" \
+         "runs per command: $RUNS (median); scratch: $SCRATCH"
+    echo
+    echo "| trace | size MB | events | command | median wall s | median peak RSS MB | ratio to bare parse |"
+    echo "| --- | ---: | ---: | --- | ---: | ---: | ---: |"
+    local r
+    for r in "${ROWS[@]}"; do
+        echo "$r"
+    done
+    if [ ${#NOTES[@]} -gt 0 ]; then
+        echo
+        echo "Notes:"
+        echo
+        for r in "${NOTES[@]}"; do
+            echo "- $r"
+        done
+    fi
+}
+
+[ -x "$KD" ] || NOTES+=("$KD not built: every kerndiff command is n/a")
+[ -n "$SIZES" ] && bench_generated
+[ $CORPUS = 1 ] && bench_corpus
+rm -f "$OUT" "$ERR" "$TIMEF"
+print_table
+exit $FAILED

@@ -1,0 +1,35 @@
+/* discover.h — resolve a trace path (file or directory) to the trace files
+ * to analyse, as the reference's discover_trace_targets (reference §3.2). */
+#ifndef KERNDIFF_DISCOVER_H
+#define KERNDIFF_DISCOVER_H
+
+#include <stddef.h>
+
+#include "kerndiff/error.h"
+#include "kerndiff/text.h"
+
+typedef struct {
+    char *path;      /* file path (dir + name as found) */
+    kd_stage stage;  /* parse_stage(path) */
+} kd_trace_file;
+
+typedef struct {
+    kd_trace_file *files; /* final order: (stage order, name) */
+    size_t n;
+    char *how; /* one line: "file", or how a directory was resolved (for inspect) */
+} kd_trace_set;
+
+/* Resolve path. A file is returned as is (its content is not checked here).
+ * A directory with no trace gives KD_EINPUT "…: no trace files in directory". */
+kd_status kd_discover_traces(const char *path, kd_trace_set *out, kd_error *err);
+void kd_trace_set_free(kd_trace_set *s);
+
+/* parse_tp_rank on a basename: the rank, or -1 when no pattern matches. */
+long kd_parse_tp_rank(const char *basename);
+/* parse_stage(path): last 6 path components, lowered (reference §3.2). */
+kd_stage kd_parse_stage(const char *path);
+
+/* The trace-file test on a name + probe (exposed for tests). */
+int kd_is_trace_file_name(const char *basename); /* 1 yes, 0 no, -1 needs probe */
+
+#endif

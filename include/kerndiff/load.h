@@ -1,0 +1,27 @@
+/* load.h — read one trace file in a single streaming pass (product.md §1).
+ *
+ * gzip is detected by magic bytes (concatenated members are read as one
+ * stream); the bytes go through zlib in large blocks into yajl's callback
+ * parser; no document tree is ever built. Accepted shapes: an object with a
+ * "traceEvents" list (other keys skipped; a repeated key replaces the earlier
+ * one, as Python's json does) and a bare top-level list (divergence D2).
+ * Bare NaN/Infinity literals are tolerated (divergence D5). */
+#ifndef KERNDIFF_LOAD_H
+#define KERNDIFF_LOAD_H
+
+#include "kerndiff/error.h"
+#include "kerndiff/trace.h"
+
+/* Loads path into a new trace. On failure returns NULL and err names the file
+ * and the problem (with the byte offset for parse errors). */
+kd_trace *kd_load_trace(const char *path, kd_error *err);
+
+/* Same, from a memory buffer (plain JSON or gzip); label names it in errors. */
+kd_trace *kd_load_trace_mem(const void *data, size_t len, const char *label, kd_error *err);
+
+/* Shape probe for discover's trace-file test (reference §3.2): true when the
+ * file parses as an object with a list traceEvents, or a non-empty list whose
+ * first 8 items are objects. Reads no more than needed. */
+bool kd_probe_trace_shape(const char *path);
+
+#endif

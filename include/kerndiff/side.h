@@ -1,0 +1,25 @@
+/* side.h — one side of an analysis: a trace path resolved (discover.h),
+ * every file loaded once (load.h) and its stage bundles built (extract.h). */
+#ifndef KERNDIFF_SIDE_H
+#define KERNDIFF_SIDE_H
+
+#include "kerndiff/discover.h"
+#include "kerndiff/error.h"
+#include "kerndiff/extract.h"
+#include "kerndiff/trace.h"
+
+typedef struct {
+    kd_trace_set files;
+    kd_trace **traces; /* one per file, in files order */
+    size_t n;
+    kd_bundle_map bundles;
+} kd_side;
+
+/* Resolves, loads and bundles path. pid_substring may be NULL. */
+kd_status kd_side_load(const char *path, const char *pid_substring, kd_side *out, kd_error *err);
+void kd_side_free(kd_side *s);
+
+/* The trace a bundle came from, as resolved (for reports). */
+const char *kd_side_bundle_path(const kd_bundle *b);
+
+#endif

@@ -1,0 +1,109 @@
+/* text.h — the reference's string helpers (profile_common "PC" and the name
+ * helpers of the overlap module), with Python string semantics (reference §0,
+ * §1, §4 "Extract"). Every function returning char* returns a malloc'd,
+ * NUL-terminated string the caller frees; NULL only on out-of-memory.
+ * Inputs are NUL-terminated UTF-8. */
+#ifndef KERNDIFF_TEXT_H
+#define KERNDIFF_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Python str.isspace() set used by strip()/split() (reference §0). */
+bool kd_is_py_space(uint32_t codepoint);
+
+/* Code point of a byte that does not start a valid UTF-8 sequence. */
+#define KD_UTF8_INVALID 0xFFFFFFFFu
+
+/* Decodes the code point at s[0..len) into *cp and returns the bytes it
+ * takes (1..4; 0 only when len is 0). An invalid or truncated sequence
+ * gives KD_UTF8_INVALID and 1, so each stray byte counts as one character
+ * that is neither whitespace nor a digit. */
+size_t kd_utf8_decode(const char *s, size_t len, uint32_t *cp);
+
+/* Python unicodedata.decimal(): 0..9 for a Unicode decimal digit (category
+ * Nd, what regex \d, int() and float() accept), else -1. */
+int kd_unicode_decimal(uint32_t codepoint);
+
+/* PC normalize_text: strip; if any of the six ASCII whitespace chars remain,
+ * split on runs of Unicode whitespace and join with single spaces. */
+char *kd_normalize_text(const char *s);
+
+/* Python str.strip() (Unicode whitespace). */
+char *kd_strip(const char *s);
+
+/* ASCII lowercase copy (non-ASCII bytes unchanged; reference §0). */
+char *kd_lower(const char *s);
+
+bool kd_starts_with(const char *s, const char *prefix);
+bool kd_ends_with(const char *s, const char *suffix);
+/* true if any keyword of the NULL-terminated list is a substring of text. */
+bool kd_contains_any(const char *text, const char *const *keywords);
+
+/* Number of Unicode code points of a UTF-8 string. */
+size_t kd_utf8_len(const char *s);
+
+/* OH short_name(name, max_len): normalize, then keep max_len-3 code points + "...". */
+char *kd_short_name(const char *s, size_t max_len);
+
+/* Replace every 0x[0-9a-fA-F]+ with 0xADDR (lowercase x only). */
+char *kd_replace_hex_addr(const char *s);
+
+/* OH/KH canonicalize_name (reference §4): normalize, hex, cut the last
+ * balanced "(...)" of a "void ...)" name. */
+char *kd_canonicalize_kernel_name(const char *s);
+
+/* OH canonicalize_python_scope_name: normalize, hex, then "P(L): F" ->
+ * normrepo(P)(L): F using the shortest P (regex (.+?)\((\d+)\): (.+)$). */
+char *kd_canonicalize_python_scope_name(const char *s);
+
+/* PC normalize_repo_relative_path (reference §1). */
+char *kd_normalize_repo_relative_path(const char *s);
+
+/* KH normalize_source_location: "P(L): F" -> repo(P)+":"+L+" "+F (kernel-sites.md §2). */
+char *kd_normalize_source_location(const char *s);
+
+/* compact form: remove [^0-9A-Za-z]+ from normalize_text(s), lowercase. */
+char *kd_compact_match_text(const char *s);
+
+/* Kernel categories of the overlap module (reference §4 classify_kernel). */
+typedef enum {
+    KD_CAT_COMPUTE = 0,
+    KD_CAT_COMMUNICATION,
+    KD_CAT_MEMORY,
+    KD_CAT_ELEMENTWISE,
+    KD_CAT_OTHER,
+    KD_CAT_COUNT
+} kd_category;
+
+/* "compute", "communication", "memory", "elementwise", "other". */
+const char *kd_category_name(kd_category c);
+/* OH CATEGORY_PRIORITY: compute 4, communication 3, memory 2, elementwise 1, other 0. */
+int kd_category_priority(kd_category c);
+/* OH classify_kernel on the raw (not normalized) name. */
+kd_category kd_classify_kernel(const char *raw_name);
+/* KH classify_kernel (kernel-sites.md §2): returns a static string such as
+ * "communication", "memory", "hybrid_linear", "attention", ..., "other". */
+const char *kd_classify_kernel_kh(const char *raw_name);
+
+/* OH KERNEL_NAME_HINTS test plus the void/ampere_/sm80_/sm90_ prefixes on a
+ * lowered name (the last step of is_kernel_event). */
+bool kd_kernel_name_hint(const char *lowered_name);
+
+/* PC predicates (reference §1). Inputs are the raw strings; they normalize
+ * and lowercase themselves as the reference does. */
+bool kd_is_trace_metadata_name(const char *name);
+bool kd_is_annotation_event(const char *name, const char *cat);
+bool kd_is_non_kernel_trace_category(const char *cat);
+bool kd_looks_like_python_scope_name(const char *name);
+
+typedef enum { KD_STAGE_EXTEND = 0, KD_STAGE_DECODE = 1, KD_STAGE_ALL = 2 } kd_stage;
+/* "extend", "decode", "all" */
+const char *kd_stage_name(kd_stage s);
+/* "extend/prefill", "decode", "all" (reference §3.6 headings). */
+const char *kd_stage_display_name(kd_stage s);
+/* Parse "extend"/"decode"/"all" (also "prefill" as extend); false otherwise. */
+bool kd_stage_from_name(const char *name, kd_stage *out);
+
+#endif

@@ -1,0 +1,46 @@
+/* triage.h — one trace's triage (reference §3.5): the formal side gives
+ * timing, the mapping side Python-scope attribution (divergence D3: by
+ * default the trace is its own mapping trace). */
+#ifndef KERNDIFF_TRIAGE_H
+#define KERNDIFF_TRIAGE_H
+
+#include <stdio.h>
+
+#include "kerndiff/error.h"
+#include "kerndiff/side.h"
+
+typedef struct {
+    const char *formal_path;
+    const char *mapping_path; /* NULL or equal to formal_path: the same side */
+    const char *pid_substring; /* --pid, may be NULL */
+    bool has_stage_filter;     /* --stage */
+    kd_stage stage_filter;
+    bool dump_internals;       /* JSON: also every event */
+} kd_triage_options;
+
+/* One rendered stage: both bundles, or NULL when the stage is skipped. */
+typedef struct {
+    kd_stage stage;
+    const kd_bundle *formal;
+    const kd_bundle *mapping;
+} kd_triage_stage;
+
+typedef struct {
+    kd_side formal;
+    kd_side mapping_own; /* used when a separate mapping trace is given */
+    const kd_side *mapping;
+    kd_triage_stage stages[3];
+    size_t n_stages;
+} kd_triage;
+
+kd_status kd_triage_run(const kd_triage_options *opt, kd_triage *out, kd_error *err);
+void kd_triage_free(kd_triage *t);
+
+/* The JSON document (conformance README field names). false on write error. */
+bool kd_triage_write_json(const kd_triage *t, const kd_triage_options *opt, FILE *out);
+
+/* The message for a side without GPU kernels (names pids and categories
+ * seen), into buf. */
+void kd_describe_no_kernels(const kd_side *s, const char *path, char *buf, size_t n);
+
+#endif
