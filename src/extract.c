@@ -259,8 +259,11 @@ kd_status kd_build_bundle_map(kd_trace *const *traces, const kd_stage *path_stag
 
 void kd_bundle_map_free(kd_bundle_map *m)
 {
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < 3; s++) {
+        for (size_t i = 0; i < m->by_stage[s].n; i++)
+            kd_counter_free(&m->by_stage[s].events[i].overlap_with);
         free(m->by_stage[s].events);
+    }
     memset(m, 0, sizeof *m);
 }
 
@@ -275,7 +278,7 @@ size_t kd_render_stages(const kd_bundle_map *m, kd_stage out[3])
     return n;
 }
 
-const kd_bundle *kd_pick_stage_bundle(const kd_bundle_map *m, kd_stage stage)
+kd_bundle *kd_pick_stage_bundle(kd_bundle_map *m, kd_stage stage)
 {
     if (m->has[stage])
         return &m->by_stage[stage];

@@ -56,6 +56,22 @@ static bool side_has_kernels(const kd_side *s)
     return false;
 }
 
+/* One stage's formal analysis (reference §3.5 steps 3–4 and the candidate
+ * lists). Each formal bundle is the exact pick of one rendered stage, so its
+ * events are swept once. */
+static kd_status analyse_stage(kd_triage_stage *ts, kd_error *err)
+{
+    kd_bundle *b = ts->formal;
+    kd_status st = kd_analyze_overlap(b->events, b->n, &ts->overlap, err);
+    if (!st)
+        st = kd_aggregate_events(b->events, b->n, &ts->aggregates, err);
+    if (st)
+        return st;
+    ts->n_top_overlap = kd_top_overlap_opportunities(&ts->aggregates, ts->top_overlap);
+    ts->n_top_low_roi = kd_top_hidden_low_roi(&ts->aggregates, ts->top_low_roi);
+    return KD_OK;
+}
+
 kd_status kd_triage_run(const kd_triage_options *opt, kd_triage *out, kd_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -82,22 +98,34 @@ kd_status kd_triage_run(const kd_triage_options *opt, kd_triage *out, kd_error *
         }
     kd_stage stages[3];
     size_t n = kd_render_stages(&out->formal.bundles, stages);
+    kd_bundle_map *mapping_bundles =
+        out->mapping == &out->formal ? &out->formal.bundles : &out->mapping_own.bundles;
     for (size_t i = 0; i < n; i++) {
         if (opt->has_stage_filter && stages[i] != opt->stage_filter)
             continue;
         kd_triage_stage *ts = &out->stages[out->n_stages++];
         ts->stage = stages[i];
         ts->formal = kd_pick_stage_bundle(&out->formal.bundles, stages[i]);
-        ts->mapping = kd_pick_stage_bundle(&out->mapping->bundles, stages[i]);
+        ts->mapping = kd_pick_stage_bundle(mapping_bundles, stages[i]);
         /* reference §3.5 step 2: skipped unless both sides have the stage */
-        if (!ts->formal || !ts->mapping)
-            ts->formal = ts->mapping = NULL;
+        if (!ts->formal || !ts->mapping) {
+            ts->formal = NULL;
+            ts->mapping = NULL;
+            continue;
+        }
+        st = analyse_stage(ts, err);
+        if (st) {
+            kd_triage_free(out);
+            return st;
+        }
     }
     return KD_OK;
 }
 
 void kd_triage_free(kd_triage *t)
 {
+    for (size_t i = 0; i < t->n_stages; i++)
+        kd_aggregate_list_free(&t->stages[i].aggregates);
     kd_side_free(&t->formal);
     kd_side_free(&t->mapping_own);
     memset(t, 0, sizeof *t);
@@ -109,6 +137,19 @@ static void write_paths(kd_json *j, const char *key, const kd_side *s)
     kd_json_array_open(j);
     for (size_t i = 0; i < s->files.n; i++)
         kd_json_str(j, s->files.files[i].path);
+    kd_json_array_close(j);
+}
+
+/* A Counter as [[key, count], ...] in insertion order (conformance README). */
+static void write_counter(kd_json *j, const kd_interner *s, const kd_counter *c)
+{
+    kd_json_array_open(j);
+    for (uint32_t i = 0; i < c->n; i++) {
+        kd_json_array_open(j);
+        kd_json_str(j, kd_str(s, c->items[i].key));
+        kd_json_double(j, c->items[i].count);
+        kd_json_array_close(j);
+    }
     kd_json_array_close(j);
 }
 
@@ -129,7 +170,37 @@ static void write_event(kd_json *j, const kd_trace *tr, const kd_kernel_event *e
     kd_json_key(j, "end"); kd_json_double(j, e->end);
     kd_json_key(j, "external_id"); kd_json_opt_int(j, e->ext, KD_NOID);
     kd_json_key(j, "correlation"); kd_json_opt_int(j, e->corr, KD_NOID);
+    kd_json_key(j, "hidden_us"); kd_json_double(j, e->hidden_us);
+    kd_json_key(j, "exclusive_us"); kd_json_double(j, e->exclusive_us);
+    kd_json_key(j, "hidden_by_compute_us"); kd_json_double(j, e->hidden_by_compute_us);
+    kd_json_key(j, "overlap_with"); write_counter(j, s, &e->overlap_with);
     kd_json_map_close(j);
+}
+
+static void write_aggregate(kd_json *j, const kd_interner *s, const kd_aggregate *a)
+{
+    kd_json_map_open(j);
+    kd_json_key(j, "name"); kd_json_str(j, kd_str(s, a->name));
+    kd_json_key(j, "category"); kd_json_str(j, kd_category_name(a->category));
+    kd_json_key(j, "count"); kd_json_int(j, (int64_t)a->count);
+    kd_json_key(j, "total_us"); kd_json_double(j, a->total_us);
+    kd_json_key(j, "hidden_us"); kd_json_double(j, a->hidden_us);
+    kd_json_key(j, "exclusive_us"); kd_json_double(j, a->exclusive_us);
+    kd_json_key(j, "hidden_by_compute_us"); kd_json_double(j, a->hidden_by_compute_us);
+    kd_json_key(j, "hidden_ratio"); kd_json_double(j, kd_aggregate_hidden_ratio(a));
+    kd_json_key(j, "exclusive_ratio"); kd_json_double(j, kd_aggregate_exclusive_ratio(a));
+    kd_json_key(j, "representative_idx"); kd_json_opt_int(j, a->representative_idx, -1);
+    kd_json_key(j, "overlap_with"); write_counter(j, s, &a->overlap_with);
+    kd_json_map_close(j);
+}
+
+static void write_name_list(kd_json *j, const kd_interner *s, const kd_aggregate_list *l,
+                            const size_t *idx, size_t n)
+{
+    kd_json_array_open(j);
+    for (size_t i = 0; i < n; i++)
+        kd_json_str(j, kd_str(s, l->v[idx[i]].name));
+    kd_json_array_close(j);
 }
 
 static void write_stage(kd_json *j, const kd_triage_stage *ts, const kd_triage_options *opt)
@@ -144,6 +215,21 @@ static void write_stage(kd_json *j, const kd_triage_stage *ts, const kd_triage_o
     kd_json_key(j, "mapping_pid"); kd_json_str(j, kd_str(mt->strings, ts->mapping->pid));
     kd_json_key(j, "formal_trace"); kd_json_str(j, ft->path);
     kd_json_key(j, "mapping_trace"); kd_json_str(j, mt->path);
+    kd_json_key(j, "overlap_stats");
+    kd_json_map_open(j);
+    kd_json_key(j, "total_busy_us"); kd_json_double(j, ts->overlap.total_busy_us);
+    kd_json_key(j, "total_overlap_us"); kd_json_double(j, ts->overlap.total_overlap_us);
+    kd_json_key(j, "max_concurrent_streams"); kd_json_double(j, ts->overlap.max_concurrent_streams);
+    kd_json_map_close(j);
+    kd_json_key(j, "aggregates");
+    kd_json_array_open(j);
+    for (size_t i = 0; i < ts->aggregates.n; i++)
+        write_aggregate(j, ft->strings, &ts->aggregates.v[i]);
+    kd_json_array_close(j);
+    kd_json_key(j, "top_overlap_opportunities");
+    write_name_list(j, ft->strings, &ts->aggregates, ts->top_overlap, ts->n_top_overlap);
+    kd_json_key(j, "top_hidden_low_roi");
+    write_name_list(j, ft->strings, &ts->aggregates, ts->top_low_roi, ts->n_top_low_roi);
     if (opt->dump_internals) {
         kd_json_key(j, "events");
         kd_json_array_open(j);

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "kerndiff/counter.h"
 #include "kerndiff/error.h"
 #include "kerndiff/text.h"
 #include "kerndiff/trace.h"
@@ -22,6 +23,7 @@ typedef struct {
     int64_t ext;  /* External id, else via correlation; KD_NOID for None */
     int64_t corr;
     double hidden_us, exclusive_us, hidden_by_compute_us;
+    kd_counter overlap_with; /* canonical name (trace interner) -> hidden us */
 } kd_kernel_event;
 
 typedef struct {
@@ -67,6 +69,6 @@ void kd_bundle_map_free(kd_bundle_map *m);
  * Returns the count written to out (at most 3). */
 size_t kd_render_stages(const kd_bundle_map *m, kd_stage out[3]);
 /* pick_stage_value (reference §3.5): exact, else all, else the only one, else NULL. */
-const kd_bundle *kd_pick_stage_bundle(const kd_bundle_map *m, kd_stage stage);
+kd_bundle *kd_pick_stage_bundle(kd_bundle_map *m, kd_stage stage);
 
 #endif

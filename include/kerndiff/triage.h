@@ -6,7 +6,9 @@
 
 #include <stdio.h>
 
+#include "kerndiff/aggregate.h"
 #include "kerndiff/error.h"
+#include "kerndiff/overlap.h"
 #include "kerndiff/side.h"
 
 typedef struct {
@@ -18,11 +20,16 @@ typedef struct {
     bool dump_internals;       /* JSON: also every event */
 } kd_triage_options;
 
-/* One rendered stage: both bundles, or NULL when the stage is skipped. */
+/* One rendered stage: both bundles (NULL when the stage is skipped) and the
+ * analysis of the formal events (reference §3.5 steps 3–8). */
 typedef struct {
     kd_stage stage;
-    const kd_bundle *formal;
+    kd_bundle *formal; /* its events carry the sweep results */
     const kd_bundle *mapping;
+    kd_overlap_stats overlap;
+    kd_aggregate_list aggregates;
+    size_t top_overlap[5], n_top_overlap;
+    size_t top_low_roi[5], n_top_low_roi;
 } kd_triage_stage;
 
 typedef struct {

@@ -10,6 +10,11 @@
 # notes go to stderr.  Exit status: 0, or 1 when a command failed in a way
 # other than "not implemented" (which is reported as n/a), 2 on usage.
 
+# `make bench` runs this with $(SHELL), which may be dash: re-exec in bash.
+if [ -z "${BASH_VERSION:-}" ]; then
+    exec bash "$0" "$@"
+fi
+
 set -u
 
 usage() {
@@ -241,12 +246,14 @@ bench_diff() {
 }
 
 # Runs a generator unless FILE and its .info sidecar match ARGS already.
-# cached_make FILE CMD... ; the sidecar holds the command, its report, the file size.
+# cached_make FILE CMD... ; the sidecar holds the command and the tool's
+# checksum, the tool's report line, and the file size.
 cached_make() {
     local f=$1
     shift
     local info=$f.info want have size
-    want="args: $*"
+    # the tool's checksum is part of the key: a rebuilt generator regenerates
+    want="args: $* (tool cksum $(cksum <"$1" | awk '{ print $1 }'))"
     if [ -f "$f" ] && [ -f "$info" ]; then
         have=$(head -n 1 "$info")
         size=$(wc -c <"$f" | tr -d ' ')

@@ -18,6 +18,9 @@ int main(void)
     srunner_add_suite(sr, stage_suite());
     srunner_add_suite(sr, extract_suite());
     srunner_add_suite(sr, discover_suite());
+    srunner_add_suite(sr, counter_suite());
+    srunner_add_suite(sr, overlap_suite());
+    srunner_add_suite(sr, aggregate_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -10,6 +10,9 @@ Suite *load_suite(void);
 Suite *stage_suite(void);
 Suite *extract_suite(void);
 Suite *discover_suite(void);
+Suite *counter_suite(void);
+Suite *overlap_suite(void);
+Suite *aggregate_suite(void);
 
 /* Directory of the source tree's fixtures (KD_SRCDIR env or "."). */
 const char *kd_test_srcdir(void);
