@@ -11,6 +11,19 @@
 #include "kerndiff/hashmap.h"
 #include "kerndiff/stage.h"
 
+/* Python's `sub in s` on interned strings, which may hold NUL bytes */
+static bool sid_contains(const kd_interner *in, kd_sid id, const char *sub)
+{
+    const char *s = kd_str(in, id);
+    size_t n = kd_str_len(in, id), m = strlen(sub);
+    if (m == 0)
+        return true;
+    for (size_t i = 0; i + m <= n; i++)
+        if (s[i] == sub[0] && memcmp(s + i, sub, m) == 0)
+            return true;
+    return false;
+}
+
 kd_sid kd_select_heaviest_pid(const kd_trace *t, uint32_t flags_mask, const char *pid_substring,
                               const char *const *preferred)
 {
@@ -27,7 +40,7 @@ kd_sid kd_select_heaviest_pid(const kd_trace *t, uint32_t flags_mask, const char
         const kd_kernel_rec *k = &t->kernels.v[i];
         if ((k->flags & flags_mask) != flags_mask)
             continue;
-        if (pid_substring && *pid_substring && !strstr(kd_str(t->strings, k->pid), pid_substring))
+        if (pid_substring && *pid_substring && !sid_contains(t->strings, k->pid, pid_substring))
             continue;
         if (!slot[k->pid]) {
             kd_sid *np_ = realloc(pids, (np + 1) * sizeof *pids);
@@ -50,7 +63,7 @@ kd_sid kd_select_heaviest_pid(const kd_trace *t, uint32_t flags_mask, const char
     for (const char *const *pref = preferred; pref && *pref; pref++) {
         size_t best = np;
         for (size_t i = 0; i < np; i++)
-            if (strstr(kd_str(t->strings, pids[i]), *pref) &&
+            if (sid_contains(t->strings, pids[i], *pref) &&
                 (best == np || totals[i] > totals[best]))
                 best = i;
         if (best < np) {
@@ -139,13 +152,13 @@ static kd_sid resolve_stream(kd_trace *t, const extract_inputs *in, const kd_ker
     int64_t name;
     if (kd_i64map_get(&in->thread_names, thread_key(k->pid, k->tid), &name))
         return (kd_sid)name;
-    const char *tid = kd_str(t->strings, k->tid);
-    size_t len = strlen(tid) + 5;
-    char *buf = malloc(len);
+    size_t tlen = kd_str_len(t->strings, k->tid);
+    char *buf = malloc(tlen + 4);
     if (!buf)
         return 0;
-    snprintf(buf, len, "tid=%s", tid);
-    kd_sid id = kd_intern_cstr(t->strings, buf);
+    memcpy(buf, "tid=", 4);
+    memcpy(buf + 4, kd_str(t->strings, k->tid), tlen);
+    kd_sid id = kd_intern(t->strings, buf, tlen + 4);
     free(buf);
     return id;
 }

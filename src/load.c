@@ -615,9 +615,17 @@ static int on_value(loader *L, kd_jtype type, const char *text, size_t len, bool
 static int cb_null(void *ctx) { return on_value(ctx, KD_J_NULL, NULL, 0, false); }
 static int cb_bool(void *ctx, int b) { return on_value(ctx, KD_J_BOOL, NULL, 0, b != 0); }
 
+/* The non-finite filter writes NaN as this overflowing literal (Infinity as
+ * 1e999); reading it back as "nan" keeps str() of a NaN value "nan". */
+#define NAN_LITERAL "1e9999"
+
 static int cb_number(void *ctx, const char *s, size_t len)
 {
-    bool is_float = memchr(s, '.', len) || memchr(s, 'e', len) || memchr(s, 'E', len);
+    bool is_float = false;
+    for (size_t i = 0; i < len && !is_float; i++)
+        is_float = s[i] == '.' || s[i] == 'e' || s[i] == 'E';
+    if (len == sizeof NAN_LITERAL - 1 && memcmp(s, NAN_LITERAL, len) == 0)
+        return on_value(ctx, KD_J_FLOAT, "nan", 3, false);
     return on_value(ctx, is_float ? KD_J_FLOAT : KD_J_INT, s, len, false);
 }
 
@@ -723,8 +731,9 @@ static const yajl_callbacks callbacks = {
 /* ---- NaN / Infinity literals (divergence D5) ----------------------------
  * yajl rejects them; Python's json accepts them. When a parse fails at such
  * a literal, the file is parsed again through this filter, which rewrites
- * them outside strings as 1e999 (an overflowing number: non-finite, as the
- * event rules need). Files without them never pay for the filter. */
+ * them outside strings as overflowing numbers (non-finite, as the event rules
+ * need). Files without them never pay for the filter; a file with any
+ * lexical error is parsed once more with it before the error is reported. */
 
 typedef struct {
     bool in_str, esc;
@@ -744,8 +753,9 @@ static size_t filter_nonfinite(nonfinite_filter *s, const unsigned char *in, siz
             const char *t = nonfinite_tokens[s->tok];
             if (c == (unsigned char)t[s->pos]) {
                 if (!t[++s->pos]) {
-                    memcpy(out + o, "1e999", 5);
-                    o += 5;
+                    const char *lit = s->tok == 1 ? NAN_LITERAL : "1e999";
+                    memcpy(out + o, lit, strlen(lit));
+                    o += strlen(lit);
                     s->tok = 0;
                 }
                 continue;
@@ -784,15 +794,20 @@ static size_t flush_nonfinite(nonfinite_filter *s, unsigned char *out)
     return o;
 }
 
-static bool near_nonfinite_literal(const unsigned char *buf, size_t n, size_t at)
+/* The input offset of filtered output byte `at` of one block: the filter is
+ * run again from its state at the block start (error reports only). */
+static size_t original_offset(const nonfinite_filter *start, const unsigned char *in, size_t n,
+                              size_t at)
 {
-    size_t lo = at > 16 ? at - 16 : 0, hi = at + 16 < n ? at + 16 : n;
-    for (size_t i = lo; i < hi; i++)
-        if ((buf[i] == 'N' && i + 3 <= n && memcmp(buf + i, "NaN", 3) == 0) ||
-            (buf[i] == 'I' && i + 8 <= n && memcmp(buf + i, "Infinity", 8) == 0) ||
-            (buf[i] == 'I' && i + 1 == n))
-            return true;
-    return false;
+    nonfinite_filter s = *start;
+    unsigned char out[16];
+    size_t produced = 0;
+    for (size_t i = 0; i < n; i++) {
+        produced += filter_nonfinite(&s, in + i, 1, out);
+        if (produced > at)
+            return i;
+    }
+    return n;
 }
 
 /* ---- byte source: a FILE or a memory buffer, optionally gunzipped ------- */
@@ -846,20 +861,20 @@ static long source_read(source *s, unsigned char *dst, size_t cap, const char *l
                         kd_error *err)
 {
     if (!s->gzip) {
-        if (s->in_len) { /* the sniffed first bytes */
-            size_t n = s->in_len < cap ? s->in_len : cap;
-            memcpy(dst, s->inbuf, n);
-            memmove(s->inbuf, s->inbuf + n, s->in_len - n);
-            s->in_len -= n;
-            return (long)n;
+        size_t sniffed = 0;
+        if (s->in_len) { /* the sniffed first bytes lead the first block */
+            sniffed = s->in_len < cap ? s->in_len : cap;
+            memcpy(dst, s->inbuf, sniffed);
+            memmove(s->inbuf, s->inbuf + sniffed, s->in_len - sniffed);
+            s->in_len -= sniffed;
         }
-        size_t n = raw_read(s, dst, cap);
+        size_t n = sniffed < cap ? raw_read(s, dst + sniffed, cap - sniffed) : 0;
         if (raw_error(s)) {
             kd_fail(err, KD_EIO, "%s: read error: %s", label, strerror(errno));
             return -1;
         }
         s->bytes_in += n;
-        return (long)n;
+        return (long)(n + sniffed);
     }
     s->z.next_out = dst;
     s->z.avail_out = (uInt)cap;
@@ -993,6 +1008,9 @@ static pass_result parse_pass(loader *L, source *src, bool filtered)
             offset += 3;
         }
         first = false;
+        const unsigned char *raw = p;
+        size_t raw_len = len;
+        nonfinite_filter nf_before = nf;
         if (n == 0 && filtered) {
             len = flush_nonfinite(&nf, fbuf);
             p = fbuf;
@@ -1010,14 +1028,15 @@ static pass_result parse_pass(loader *L, source *src, bool filtered)
                 goto done;
             }
             size_t at = yajl_get_bytes_consumed(h);
-            if (!filtered && near_nonfinite_literal(p, len, at)) {
+            if (!filtered) { /* maybe a NaN / Infinity literal, maybe split across blocks */
                 res = PASS_RETRY_FILTERED;
                 goto done;
             }
-            report_parse_error(h, p, len, offset + at, false, L->label, L->err);
+            report_parse_error(h, p, len, offset + original_offset(&nf_before, raw, raw_len, at),
+                               false, L->label, L->err);
             goto done;
         }
-        offset += len;
+        offset += raw_len;
         if (n == 0)
             break;
     }
@@ -1227,8 +1246,10 @@ bool kd_probe_trace_shape(const char *path)
     source src;
     probe p = {0, TOP_NONE, false, 0, -1};
     unsigned char *buf = malloc(OUT_BLOCK);
+    unsigned char *fbuf = malloc(OUT_BLOCK * 2 + 16);
     yajl_handle h = yajl_alloc(&probe_callbacks, NULL, &p);
-    if (buf && h && open_input(&in, &src, path, &err)) {
+    if (buf && fbuf && h && open_input(&in, &src, path, &err)) {
+        nonfinite_filter nf = {0}; /* Python's json reads NaN too (divergence D5) */
         bool first = true;
         for (;;) {
             long n = source_read(&src, buf, OUT_BLOCK, path, &err);
@@ -1241,7 +1262,8 @@ bool kd_probe_trace_shape(const char *path)
                 len -= 3;
             }
             first = false;
-            if (yajl_parse(h, q, len) != yajl_status_ok)
+            len = filter_nonfinite(&nf, q, len, fbuf);
+            if (yajl_parse(h, fbuf, len) != yajl_status_ok)
                 break;
         }
         source_close(&src);
@@ -1249,5 +1271,6 @@ bool kd_probe_trace_shape(const char *path)
     if (h)
         yajl_free(h);
     free(buf);
+    free(fbuf);
     return p.result == 1;
 }

@@ -51,8 +51,10 @@ static bool build_window_list(const kd_trace *t, bool gpu, kd_window_list *out)
     size_t k = 0;
     for (size_t i = 0; i < t->annotations.n; i++) {
         const kd_annotation_rec *a = &t->annotations.v[i];
-        if (a->is_gpu == gpu)
-            items[k++] = (window_item){a->ts, a->end, k, (kd_stage)a->stage};
+        if (a->is_gpu == gpu) {
+            items[k] = (window_item){a->ts, a->end, k, (kd_stage)a->stage};
+            k++;
+        }
     }
     qsort(items, n, sizeof *items, cmp_window_item);
     for (size_t i = 0; i < n; i++) {
@@ -121,13 +123,30 @@ static size_t count_ts_le(const kd_window_list *l, double x)
 }
 
 /* first index i < lim with max_end[i] + 1e-3 >= x (max_end is monotonic) */
-static size_t first_max_end_reaching(const kd_window_list *l, size_t lim, double x, bool tol)
+static size_t first_max_end_reaching(const kd_window_list *l, size_t lim, double x)
 {
     size_t lo = 0, hi = lim;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        double e = tol ? l->max_end[mid] + 1e-3 : l->max_end[mid];
+        double e = l->max_end[mid] + 1e-3;
         if (e >= x)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* The first i < lim whose gap probe - end is minimal. probe - max_end[i] only
+ * falls as i grows, and the computed gap (not the end) decides: two ends a few
+ * ulps apart can give the same rounded gap, and then the earlier window wins. */
+static size_t first_minimal_gap_before(const kd_window_list *l, size_t lim, double probe)
+{
+    double best = probe - l->max_end[lim - 1];
+    size_t lo = 0, hi = lim - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (probe - l->max_end[mid] <= best)
             hi = mid;
         else
             lo = mid + 1;
@@ -153,14 +172,14 @@ static window_probe probe_windows(const kd_window_list *l, double probe)
         return r;
     size_t before = count_ts_le(l, probe);
     if (before) {
-        size_t i = first_max_end_reaching(l, before, probe, true);
+        size_t i = first_max_end_reaching(l, before, probe);
         if (i < before) {
             r.hit = r.found = true;
             r.gap = 0.0;
             r.stage = l->w[i].stage;
             return r;
         }
-        size_t j = first_max_end_reaching(l, before, l->max_end[before - 1], false);
+        size_t j = first_minimal_gap_before(l, before, probe);
         const kd_stage_window *w = &l->w[j];
         r.found = true;
         r.gap = fmin(fabs(probe - w->ts), fabs(probe - w->end));

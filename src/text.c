@@ -282,20 +282,6 @@ char *kd_strip(const char *s)
     return dup_range(s + b, e - b);
 }
 
-char *kd_lower(const char *s)
-{
-    s = or_empty(s);
-    size_t len = strlen(s);
-    char *out = malloc(len + 1);
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i <= len; i++) {
-        char c = s[i];
-        out[i] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
-    }
-    return out;
-}
-
 /* Python str.lower() as far as tests against ASCII keywords can tell, into
  * dst (>= 2*len+1 bytes). reference §0: lower() is Unicode; the only
  * non-ASCII characters whose lowercase contains ASCII are U+0130 (-> "i"
@@ -322,6 +308,17 @@ static size_t match_lower_into(const char *s, size_t len, char *dst)
         pos += n;
     }
     dst[out] = '\0';
+    return out;
+}
+
+char *kd_lower(const char *s)
+{
+    s = or_empty(s);
+    size_t len = strlen(s);
+    char *out = malloc(2 * len + 1);
+    if (!out)
+        return NULL;
+    match_lower_into(s, len, out);
     return out;
 }
 
@@ -467,7 +464,7 @@ static char *normalized_hex(const char *s, size_t *out_len)
  * before it is kept; if no '(' balances it, the name stays whole). */
 static size_t void_signature_cut(const char *s, size_t len)
 {
-    if (!has_prefix(s, len, "void ") || len == 0 || s[len - 1] != ')')
+    if (!has_prefix(s, len, "void ") || s[len - 1] != ')')
         return len;
     long depth = 0;
     for (size_t i = len; i-- > 0;) {

@@ -33,7 +33,10 @@ char *kd_normalize_text(const char *s);
 /* Python str.strip() (Unicode whitespace). */
 char *kd_strip(const char *s);
 
-/* ASCII lowercase copy (non-ASCII bytes unchanged; reference §0). */
+/* Python lower() as far as tests against ASCII keywords can see it
+ * (reference §0): A-Z, and the two non-ASCII characters whose lowercase
+ * holds ASCII, U+0130 -> "i" U+0307 and U+212A (Kelvin sign) -> "k"; other
+ * non-ASCII bytes unchanged. */
 char *kd_lower(const char *s);
 
 bool kd_starts_with(const char *s, const char *prefix);

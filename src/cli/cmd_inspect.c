@@ -38,7 +38,7 @@ int kd_cmd_inspect(int argc, char **argv)
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'p': pid = optarg; break;
         case 'f': format = optarg; break;

@@ -50,7 +50,7 @@ static int parse_triage_args(int argc, char **argv, triage_cli *o)
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'm': o->t.mapping_path = optarg; break;
         case 'p': o->t.pid_substring = optarg; break;

@@ -968,8 +968,8 @@ static void switch_block(gen_t *g, block_t *cur, block_t want, int layer_depth)
     *cur = want;
 }
 
-/* Returns 0 when the byte budget ran out inside the layer. */
-static int run_layer(gen_t *g, unsigned layer)
+/* One decoder layer; stops early when the byte budget runs out. */
+static void run_layer(gen_t *g, unsigned layer)
 {
     int base = g->depth;
     block_t cur = BLK_NONE;
@@ -985,7 +985,6 @@ static int run_layer(gen_t *g, unsigned layer)
             break;
     }
     close_to(g, base);
-    return !over_budget(g);
 }
 
 static void run_ops(gen_t *g, const op_tmpl_t *ops, size_t n)
@@ -1039,8 +1038,7 @@ static void run_step(gen_t *g)
         open_frame(g, STEP_FRAMES[i]);
     run_ops(g, PROLOGUE_OPS, N_ELEMS(PROLOGUE_OPS));
     for (unsigned l = 0; l < g->layers && !over_budget(g); l++)
-        if (!run_layer(g, l))
-            break;
+        run_layer(g, l);
     run_ops(g, EPILOGUE_OPS, N_ELEMS(EPILOGUE_OPS));
     sync_step(g);
     close_to(g, base);

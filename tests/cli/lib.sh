@@ -4,6 +4,7 @@
 # runs under `timeout 60` with stdout in $T/out, stderr in $T/err and the exit
 # status in $rc.
 
+rc=0
 KD_PASS=0
 KD_FAIL=0
 KD_N=0
@@ -169,17 +170,18 @@ except Exception as e:
 " "$1" "$2" 2>&1
 }
 
-# inspect_json PATH: runs inspect --format json; true when it exits 0 with a
-# JSON document on stdout (else reports a failed check).
+# inspect_json PATH [DESC]: runs inspect --format json; true when it exits 0
+# with a JSON document on stdout (else reports DESC as a failed check).
 inspect_json()
 {
+    ij_desc=${2:-inspect --format json $(basename "$1")}
     run "$KD_BIN" inspect --format json "$1"
     if [ "$rc" -ne 0 ]; then
-        notok "inspect --format json $(basename "$1")" "exit $rc; stderr: $(err_text)"
+        notok "$ij_desc" "exit $rc; stderr: $(err_text)"
         return 1
     fi
     if ! json_ok "$T/out" 'isinstance(d, dict)'; then
-        notok "inspect --format json $(basename "$1")" "stdout is not a JSON object: $(head -c 200 "$T/out")"
+        notok "$ij_desc" "stdout is not a JSON object: $(head -c 200 "$T/out")"
         return 1
     fi
     return 0
@@ -189,7 +191,7 @@ inspect_json()
 # triage accepts it too.
 good_input()
 {
-    if inspect_json "$2"; then
+    if inspect_json "$2" "inspect, $1"; then
         if json_ok "$T/out" "$3"; then
             ok "inspect, $1"
         else
@@ -202,6 +204,15 @@ good_input()
     else
         notok "triage, $1: exit 0 with a JSON document" "exit $rc; stderr: $(err_text)"
     fi
+}
+
+# others_than NAME DIR: the entries of DIR other than NAME, one a line.
+others_than()
+{
+    for e in "$2"/* "$2"/.[!.]*; do
+        [ -e "$e" ] || continue
+        [ "$(basename "$e")" = "$1" ] || basename "$e"
+    done
 }
 
 # flip_bytes FILE OFFSET COUNT: inverts COUNT bytes of FILE at OFFSET.

@@ -22,6 +22,7 @@ trap 'exit 130' INT TERM HUP
 
 KD_CLI_DIR=$(dirname "$0")
 [ -f "$KD_CLI_DIR/lib.sh" ] || KD_CLI_DIR=${KD_SRCDIR:-.}/tests/cli
+# shellcheck source=lib.sh
 . "$KD_CLI_DIR/lib.sh"
 
 # ---------------------------------------------------------------------------
@@ -77,9 +78,6 @@ expect_usage_error "kerndiff inspect TRACE --bogus x" ""
 run "$KD_BIN" triage --format markdown "$T/good.json"
 expect_usage_error "kerndiff triage --format markdown TRACE (not implemented yet)" "markdown"
 
-run "$KD_BIN" triage "$T/good.json" --format markdown
-expect_usage_error "kerndiff triage TRACE --format markdown (not implemented yet)" "markdown"
-
 run "$KD_BIN" inspect --format yaml "$T/good.json"
 expect_usage_error "kerndiff inspect --format yaml TRACE" "yaml"
 
@@ -118,7 +116,7 @@ elif ! cmp -s "$T/outdir/r.json" "$T/triage_stdout.json"; then
 else
     ok "triage --json FILE writes the same JSON as stdout"
 fi
-leftover=$(ls -A "$T/outdir" | grep -v '^r\.json$' || true)
+leftover=$(others_than r.json "$T/outdir")
 if [ -z "$leftover" ]; then
     ok "triage --json FILE leaves no temp file behind"
 else
@@ -141,7 +139,7 @@ check "triage --json /nonexistent-dir/out.json: exit 2, one line, no file" "$rea
 run "$KD_BIN" triage --format json --json "$T/outdir/bad.json" "$T/empty.json"
 reason=$(one_line_error 2 "$T/empty.json")
 [ -e "$T/outdir/bad.json" ] && reason="$reason; $T/outdir/bad.json was created"
-leftover=$(ls -A "$T/outdir" | grep -v '^r\.json$' || true)
+leftover=$(others_than r.json "$T/outdir")
 [ -n "$leftover" ] && reason="$reason; left behind: $leftover"
 check "triage --json FILE on bad input: exit 2, no FILE, no temp file" "$reason"
 
@@ -175,6 +173,9 @@ bad_input "truncated gzip" "$T/trunc.json.gz"
 cp "$T/big.json.gz" "$T/corrupt.json.gz"
 flip_bytes "$T/corrupt.json.gz" $((size / 2)) 32
 bad_input "corrupt gzip (bytes flipped mid-member)" "$T/corrupt.json.gz"
+
+printf '' | gzip -c >"$T/empty.json.gz"
+bad_input "gzip of an empty file" "$T/empty.json.gz"
 
 printf 'this is some garbage text, not JSON at all\n' | gzip -c >"$T/garbage.json.gz"
 bad_input "gzip of garbage text" "$T/garbage.json.gz" byte
@@ -293,6 +294,15 @@ good_input "traceEvents twice: the last list wins (old kernels last)" "$T/twice2
 
 printf '{"traceEvents":[%s],"traceEvents":{}}\n' "$EVENTS" >"$T/twice_obj.json"
 bad_input "traceEvents twice, the last one not a list" "$T/twice_obj.json" traceEvents
+
+# directories: a *.json file is a trace when it has the shape (reference §3.2)
+mkdir "$T/dir_plain" "$T/dir_nan" "$T/dir_bom"
+cp "$T/good.json" "$T/dir_plain/capture.json"
+good_input "a directory holding one trace (*.json)" "$T/dir_plain" "$BASE"
+printf '{"meta":NaN,"traceEvents":[%s]}\n' "$EVENTS" >"$T/dir_nan/capture.json"
+good_input "a directory whose *.json trace has NaN before traceEvents (D5)" "$T/dir_nan" "$BASE"
+cp "$T/bom.json" "$T/dir_bom/capture.json"
+good_input "a directory whose *.json trace starts with a BOM" "$T/dir_bom" "$BASE"
 
 # a 20 MB string value under another top-level key, before traceEvents
 {
