@@ -59,17 +59,34 @@ static bool side_has_kernels(const kd_side *s)
 /* One stage's formal analysis (reference §3.5 steps 3–4 and the candidate
  * lists). Each formal bundle is the exact pick of one rendered stage, so its
  * events are swept once. */
-static kd_status analyse_stage(kd_triage_stage *ts, kd_error *err)
+static kd_status analyse_stage(kd_triage_stage *ts, size_t limit, kd_error *err)
 {
     kd_bundle *b = ts->formal;
-    kd_status st = kd_analyze_overlap(b->events, b->n, &ts->overlap, err);
+    kd_status st = kd_analyze_overlap_in(b->events, b->n, b->trace->strings, &ts->overlap, err);
     if (!st)
         st = kd_aggregate_events(b->events, b->n, &ts->aggregates, err);
     if (st)
         return st;
     ts->n_top_overlap = kd_top_overlap_opportunities(&ts->aggregates, ts->top_overlap);
     ts->n_top_low_roi = kd_top_hidden_low_roi(&ts->aggregates, ts->top_low_roi);
-    return KD_OK;
+    /* reference §3.5 steps 5–7: the source map comes from the mapping bundle,
+     * looked up with the loop stage */
+    st = kd_source_map_build(ts->mapping, ts->stage, NULL, NULL, &ts->sources, err);
+    if (st)
+        return st;
+    kd_source_lookup lookup;
+    if (!kd_source_lookup_init(&lookup, &ts->sources))
+        return kd_fail(err, KD_ENOMEM, "out of memory indexing the source map");
+    st = kd_build_action_rows(b, &ts->aggregates, ts->top_overlap, ts->n_top_overlap,
+                              ts->top_low_roi, ts->n_top_low_roi, &lookup,
+                              ts->overlap.total_busy_us, limit, &ts->rows, err);
+    kd_source_lookup_free(&lookup);
+    return st;
+}
+
+bool kd_triage_row_rendered(const kd_triage_options *opt, const kd_action_row *r)
+{
+    return r->share_pct >= opt->min_share;
 }
 
 kd_status kd_triage_run(const kd_triage_options *opt, kd_triage *out, kd_error *err)
@@ -113,7 +130,7 @@ kd_status kd_triage_run(const kd_triage_options *opt, kd_triage *out, kd_error *
             ts->mapping = NULL;
             continue;
         }
-        st = analyse_stage(ts, err);
+        st = analyse_stage(ts, opt->limit, err);
         if (st) {
             kd_triage_free(out);
             return st;
@@ -124,8 +141,11 @@ kd_status kd_triage_run(const kd_triage_options *opt, kd_triage *out, kd_error *
 
 void kd_triage_free(kd_triage *t)
 {
-    for (size_t i = 0; i < t->n_stages; i++)
+    for (size_t i = 0; i < t->n_stages; i++) {
         kd_aggregate_list_free(&t->stages[i].aggregates);
+        kd_source_map_free(&t->stages[i].sources);
+        kd_action_rows_free(&t->stages[i].rows);
+    }
     kd_side_free(&t->formal);
     kd_side_free(&t->mapping_own);
     memset(t, 0, sizeof *t);
@@ -148,6 +168,19 @@ static void write_counter(kd_json *j, const kd_interner *s, const kd_counter *c)
         kd_json_array_open(j);
         kd_json_str(j, kd_str(s, c->items[i].key));
         kd_json_double(j, c->items[i].count);
+        kd_json_array_close(j);
+    }
+    kd_json_array_close(j);
+}
+
+/* an integer-valued Counter ([[key, n], ...]) */
+static void write_int_counter(kd_json *j, const kd_interner *s, const kd_counter *c)
+{
+    kd_json_array_open(j);
+    for (uint32_t i = 0; i < c->n; i++) {
+        kd_json_array_open(j);
+        kd_json_str(j, kd_str(s, c->items[i].key));
+        kd_json_int(j, (int64_t)c->items[i].count);
         kd_json_array_close(j);
     }
     kd_json_array_close(j);
@@ -203,6 +236,68 @@ static void write_name_list(kd_json *j, const kd_interner *s, const kd_aggregate
     kd_json_array_close(j);
 }
 
+/* with_best: the derived fields (mapping_ratio, best_*), which the
+ * conformance outputs carry only for the merged map */
+static void write_source_map(kd_json *j, const kd_source_map *sm, bool with_best)
+{
+    kd_json_map_open(j);
+    for (size_t i = 0; i < sm->n; i++) {
+        const kd_source_stats *s = &sm->v[i];
+        kd_json_key(j, kd_str(sm->strings, s->name));
+        kd_json_map_open(j);
+        kd_json_key(j, "total_count"); kd_json_int(j, (int64_t)s->total_count);
+        kd_json_key(j, "mapped_count"); kd_json_int(j, (int64_t)s->mapped_count);
+        if (with_best) {
+            const char *b;
+            kd_json_key(j, "mapping_ratio"); kd_json_double(j, kd_source_stats_mapping_ratio(s));
+            kd_json_key(j, "best_scope");
+            (b = kd_source_stats_best(sm, &s->scope)) ? kd_json_str(j, b) : kd_json_null(j);
+            kd_json_key(j, "best_chain");
+            (b = kd_source_stats_best(sm, &s->chain)) ? kd_json_str(j, b) : kd_json_null(j);
+            kd_json_key(j, "best_launch_op");
+            (b = kd_source_stats_best(sm, &s->launch_op)) ? kd_json_str(j, b) : kd_json_null(j);
+        }
+        kd_json_key(j, "scope_counter"); write_int_counter(j, sm->strings, &s->scope);
+        kd_json_key(j, "chain_counter"); write_int_counter(j, sm->strings, &s->chain);
+        kd_json_key(j, "launch_op_counter"); write_int_counter(j, sm->strings, &s->launch_op);
+        kd_json_key(j, "site_share_counter"); write_int_counter(j, sm->strings, &s->site_share);
+        kd_json_map_close(j);
+    }
+    kd_json_map_close(j);
+}
+
+/* action rows; with opt, only those that clear the render bar */
+static void write_rows(kd_json *j, const kd_interner *s, const kd_action_rows *rows,
+                       const kd_triage_options *opt)
+{
+    kd_json_array_open(j);
+    for (size_t i = 0; i < rows->n; i++) {
+        const kd_action_row *r = &rows->v[i];
+        if (opt && !kd_triage_row_rendered(opt, r))
+            continue;
+        kd_json_map_open(j);
+        kd_json_key(j, "priority"); kd_json_str(j, r->priority);
+        kd_json_key(j, "verdict"); kd_json_str(j, r->verdict);
+        kd_json_key(j, "kernel"); kd_json_str(j, kd_str(s, r->kernel));
+        kd_json_key(j, "category"); kd_json_str(j, kd_category_name(r->category));
+        kd_json_key(j, "total_us"); kd_json_double(j, r->total_us);
+        kd_json_key(j, "share_pct"); kd_json_double(j, r->share_pct);
+        kd_json_key(j, "exclusive_ratio"); kd_json_double(j, r->exclusive_ratio);
+        kd_json_key(j, "hidden_ratio"); kd_json_double(j, r->hidden_ratio);
+        kd_json_key(j, "python_scope"); kd_json_str(j, r->python_scope);
+        kd_json_key(j, "launch_op"); kd_json_str(j, r->launch_op);
+        kd_json_key(j, "mapping_ratio"); kd_json_double(j, r->mapping_ratio);
+        kd_json_key(j, "dependency_signal"); kd_json_str(j, r->dependency_signal);
+        kd_json_key(j, "prev_neighbor"); kd_json_str(j, r->prev_neighbor);
+        kd_json_key(j, "next_neighbor"); kd_json_str(j, r->next_neighbor);
+        kd_json_key(j, "recommendation"); kd_json_str(j, r->recommendation);
+        kd_json_key(j, "suggestion"); kd_json_str(j, r->suggestion);
+        kd_json_key(j, "representative_idx"); kd_json_opt_int(j, r->representative_idx, -1);
+        kd_json_map_close(j);
+    }
+    kd_json_array_close(j);
+}
+
 static void write_stage(kd_json *j, const kd_triage_stage *ts, const kd_triage_options *opt)
 {
     if (!ts->formal) {
@@ -230,6 +325,17 @@ static void write_stage(kd_json *j, const kd_triage_stage *ts, const kd_triage_o
     write_name_list(j, ft->strings, &ts->aggregates, ts->top_overlap, ts->n_top_overlap);
     kd_json_key(j, "top_hidden_low_roi");
     write_name_list(j, ft->strings, &ts->aggregates, ts->top_low_roi, ts->n_top_low_roi);
+    if (opt->dump_internals) {
+        /* no kernel-site payload is merged yet: the map before and after are one */
+        kd_json_key(j, "source_map_mapping_only");
+        write_source_map(j, &ts->sources, false);
+    }
+    kd_json_key(j, "source_map");
+    write_source_map(j, &ts->sources, true);
+    kd_json_key(j, "action_rows");
+    write_rows(j, ft->strings, &ts->rows, NULL);
+    kd_json_key(j, "rendered_rows");
+    write_rows(j, ft->strings, &ts->rows, opt);
     if (opt->dump_internals) {
         kd_json_key(j, "events");
         kd_json_array_open(j);

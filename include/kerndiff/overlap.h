@@ -11,6 +11,7 @@
 
 #include "kerndiff/error.h"
 #include "kerndiff/extract.h"
+#include "kerndiff/intern.h"
 
 typedef struct {
     double total_busy_us;    /* union of all kernel intervals */
@@ -22,5 +23,12 @@ typedef struct {
  * every event (they must start at zero) and returns the stage stats. */
 kd_status kd_analyze_overlap(kd_kernel_event *events, size_t n, kd_overlap_stats *stats,
                              kd_error *err);
+
+/* The same, given the interner of the events' canonical names: a dominant
+ * whose canonical name is "" is not added to overlap_with (reference §4: an
+ * empty name is falsy). Without it (kd_analyze_overlap, or names NULL) only
+ * sid 0 counts as "", and an interned "" would be counted. */
+kd_status kd_analyze_overlap_in(kd_kernel_event *events, size_t n, const kd_interner *names,
+                                kd_overlap_stats *stats, kd_error *err);
 
 #endif

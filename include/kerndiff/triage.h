@@ -9,7 +9,9 @@
 #include "kerndiff/aggregate.h"
 #include "kerndiff/error.h"
 #include "kerndiff/overlap.h"
+#include "kerndiff/rows.h"
 #include "kerndiff/side.h"
+#include "kerndiff/sourcemap.h"
 
 typedef struct {
     const char *formal_path;
@@ -18,6 +20,8 @@ typedef struct {
     bool has_stage_filter;     /* --stage */
     kd_stage stage_filter;
     bool dump_internals;       /* JSON: also every event */
+    size_t limit;              /* --limit: action rows per stage, 0 = all */
+    double min_share;          /* --min-share: render bar in percent (default 1.0) */
 } kd_triage_options;
 
 /* One rendered stage: both bundles (NULL when the stage is skipped) and the
@@ -30,6 +34,8 @@ typedef struct {
     kd_aggregate_list aggregates;
     size_t top_overlap[5], n_top_overlap;
     size_t top_low_roi[5], n_top_low_roi;
+    kd_source_map sources; /* after the formal payload merge */
+    kd_action_rows rows;   /* all action rows (after --limit) */
 } kd_triage_stage;
 
 typedef struct {
@@ -45,6 +51,9 @@ void kd_triage_free(kd_triage *t);
 
 /* The JSON document (conformance README field names). false on write error. */
 bool kd_triage_write_json(const kd_triage *t, const kd_triage_options *opt, FILE *out);
+
+/* Whether an action row clears the render bar (reference §3.5 step 8). */
+bool kd_triage_row_rendered(const kd_triage_options *opt, const kd_action_row *r);
 
 /* The message for a side without GPU kernels (names pids and categories
  * seen), into buf. */

@@ -82,6 +82,7 @@ int kd_cmd_triage(int argc, char **argv)
     triage_cli o;
     memset(&o, 0, sizeof o);
     o.format = "json";
+    o.t.min_share = KD_MIN_RENDER_SHARE_PCT;
     int rc = parse_triage_args(argc, argv, &o);
     if (rc)
         return rc < 0 ? KD_EXIT_OK : rc;

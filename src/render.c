@@ -1,0 +1,3 @@
+/* render.c */
+#include "config.h"
+#include "kerndiff/render.h"
