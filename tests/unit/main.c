@@ -21,6 +21,10 @@ int main(void)
     srunner_add_suite(sr, counter_suite());
     srunner_add_suite(sr, overlap_suite());
     srunner_add_suite(sr, aggregate_suite());
+    srunner_add_suite(sr, sourcemap_suite());
+    srunner_add_suite(sr, lookup_suite());
+    srunner_add_suite(sr, rows_suite());
+    srunner_add_suite(sr, kernelsites_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

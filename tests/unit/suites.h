@@ -13,6 +13,10 @@ Suite *discover_suite(void);
 Suite *counter_suite(void);
 Suite *overlap_suite(void);
 Suite *aggregate_suite(void);
+Suite *sourcemap_suite(void);
+Suite *lookup_suite(void);
+Suite *rows_suite(void);
+Suite *kernelsites_suite(void);
 
 /* Directory of the source tree's fixtures (KD_SRCDIR env or "."). */
 const char *kd_test_srcdir(void);

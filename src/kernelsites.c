@@ -1,0 +1,3 @@
+/* kernelsites.c */
+#include "config.h"
+#include "kerndiff/kernelsites.h"
