@@ -22,6 +22,7 @@ typedef struct {
     bool dump_internals;       /* JSON: also every event */
     size_t limit;              /* --limit: action rows per stage, 0 = all */
     double min_share;          /* --min-share: render bar in percent (default 1.0) */
+    bool no_kernel_map;        /* --no-kernel-map: no kernel-site payloads */
 } kd_triage_options;
 
 /* One rendered stage: both bundles (NULL when the stage is skipped) and the

@@ -1,56 +1,108 @@
 /* cmd_triage.c — `kerndiff triage TRACE [--mapping M] [options]`. */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "kerndiff/render.h"
 #include "kerndiff/triage.h"
 
 static void triage_help(void)
 {
-    printf("Usage: kerndiff triage TRACE [--mapping M] [--pid SUBSTR] [--stage STAGE]\n"
-           "                       [--format json] [--json FILE] [--dump-internals]\n"
+    printf("Usage: kerndiff triage TRACE [--mapping M] [options]\n"
            "\n"
-           "Extracts one trace's GPU kernel events per stage (extend/prefill, decode, all)\n"
-           "the way the reference triage does: the heaviest pid (TP00 preferred), streams,\n"
-           "External ids, canonical names, categories and stages. TRACE is its own mapping\n"
-           "trace unless --mapping gives a separate (graph-off) capture.\n"
+           "The overlap-opportunity table of one trace, per stage (extend/prefill, decode,\n"
+           "all): the kernels with the most exposed time (still on the critical path) and\n"
+           "the mostly hidden memory/elementwise kernels, each with its Python scope, its\n"
+           "same-stream neighbours' dependency risk, a priority and a recommendation.\n"
+           "TRACE is its own mapping trace unless --mapping names a separate capture.\n"
            "\n"
            "  --mapping M        mapping trace (file or directory) for Python-scope attribution\n"
            "  --pid SUBSTR       analyse the heaviest pid whose name contains SUBSTR\n"
            "  --stage STAGE      only extend, decode or all\n"
-           "  --format json      output format on stdout (json; the overlap table formats\n"
-           "                     text, markdown and csv arrive with the overlap pipeline)\n"
-           "  --json FILE        also write the JSON document to FILE ('-' = stdout)\n"
-           "  --dump-internals   include every kernel event of every stage\n"
+           "  --limit N          at most N action rows per stage (0 = all; before --min-share)\n"
+           "  --min-share PCT    render rows whose share of busy time is >= PCT (default 1.0)\n"
+           "  --format FMT       stdout format: text (default), markdown, csv or json\n"
+           "  --markdown FILE    also write the Markdown table to FILE ('-' = stdout)\n"
+           "  --csv FILE         also write the rendered rows as CSV to FILE\n"
+           "  --json FILE        also write the JSON document to FILE\n"
+           "  --dump-internals   JSON: also every kernel event and the source map before\n"
+           "                     the kernel-site merge\n"
+           "  --no-kernel-map    do not use kernel-site payloads (debug)\n"
+           "  -q, --quiet        nothing on stdout (files only)\n"
            "  -h, --help         this help\n"
            "\n"
+           "Files are written to a temporary file and renamed: a failed run leaves none.\n"
            "Exit status: 0 ok; 2 bad usage, unreadable or invalid trace, or no GPU kernels.\n");
+}
+
+typedef bool (*writer_fn)(const kd_triage *, const kd_triage_options *, FILE *);
+
+static writer_fn writer_for(const char *format)
+{
+    if (strcmp(format, "text") == 0)
+        return kd_triage_write_text;
+    if (strcmp(format, "markdown") == 0)
+        return kd_triage_write_markdown;
+    if (strcmp(format, "csv") == 0)
+        return kd_triage_write_csv;
+    if (strcmp(format, "json") == 0)
+        return kd_triage_write_json;
+    return NULL;
 }
 
 typedef struct {
     kd_triage_options t;
     const char *format;
-    const char *json_file;
+    const char *files[3]; /* markdown, csv, json */
+    bool quiet;
 } triage_cli;
+
+static const char *const file_formats[3] = {"markdown", "csv", "json"};
+
+static bool parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || end == s || v < 0)
+        return false;
+    *out = (size_t)v;
+    return true;
+}
+
+static bool parse_share(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end != s && *end == '%')
+        end++;
+    if (errno || *end || end == s || !isfinite(v) || v < 0)
+        return false;
+    *out = v;
+    return true;
+}
 
 static int parse_triage_args(int argc, char **argv, triage_cli *o)
 {
     static const struct option opts[] = {
-        {"mapping", required_argument, NULL, 'm'},
-        {"pid", required_argument, NULL, 'p'},
-        {"stage", required_argument, NULL, 's'},
-        {"format", required_argument, NULL, 'f'},
-        {"json", required_argument, NULL, 'j'},
-        {"dump-internals", no_argument, NULL, 'd'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"mapping", required_argument, NULL, 'm'},  {"pid", required_argument, NULL, 'p'},
+        {"stage", required_argument, NULL, 's'},    {"limit", required_argument, NULL, 'l'},
+        {"min-share", required_argument, NULL, 'S'}, {"format", required_argument, NULL, 'f'},
+        {"markdown", required_argument, NULL, 'M'}, {"csv", required_argument, NULL, 'C'},
+        {"json", required_argument, NULL, 'j'},     {"dump-internals", no_argument, NULL, 'd'},
+        {"no-kernel-map", no_argument, NULL, 'K'},  {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
         switch (c) {
         case 'm': o->t.mapping_path = optarg; break;
         case 'p': o->t.pid_substring = optarg; break;
@@ -60,16 +112,29 @@ static int parse_triage_args(int argc, char **argv, triage_cli *o)
                                           optarg);
             o->t.has_stage_filter = true;
             break;
+        case 'l':
+            if (!parse_size(optarg, &o->t.limit))
+                return kd_cli_usage_error("triage", "--limit takes a whole number >= 0, not '%s'", optarg);
+            break;
+        case 'S':
+            if (!parse_share(optarg, &o->t.min_share))
+                return kd_cli_usage_error("triage", "--min-share takes a percentage >= 0, not '%s'",
+                                          optarg);
+            break;
         case 'f': o->format = optarg; break;
-        case 'j': o->json_file = optarg; break;
+        case 'M': o->files[0] = optarg; break;
+        case 'C': o->files[1] = optarg; break;
+        case 'j': o->files[2] = optarg; break;
         case 'd': o->t.dump_internals = true; break;
+        case 'K': o->t.no_kernel_map = true; break;
+        case 'q': o->quiet = true; break;
         case 'h': triage_help(); return -1;
         default:
             return kd_cli_usage_error("triage", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    if (strcmp(o->format, "json") != 0)
-        return kd_cli_usage_error("triage", "--format %s is not available yet: only json is implemented",
+    if (!writer_for(o->format))
+        return kd_cli_usage_error("triage", "--format must be text, markdown, csv or json, not '%s'",
                                   o->format);
     if (optind != argc - 1)
         return kd_cli_usage_error("triage", "expected exactly one TRACE argument");
@@ -77,34 +142,56 @@ static int parse_triage_args(int argc, char **argv, triage_cli *o)
     return 0;
 }
 
+/* Every extra file, written atomically; on any failure none is left. */
+static bool write_files(const kd_triage *t, const triage_cli *o)
+{
+    kd_output outs[3];
+    int opened = 0;
+    bool ok = true;
+    for (int i = 0; i < 3 && ok; i++) {
+        if (!o->files[i])
+            continue;
+        ok = kd_output_open(&outs[i], o->files[i]);
+        if (!ok)
+            break;
+        opened |= 1 << i;
+        if (!writer_for(file_formats[i])(t, &o->t, outs[i].fp)) {
+            kd_cli_error("%s: write error", o->files[i]);
+            ok = false;
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        if (!(opened & (1 << i)))
+            continue;
+        if (ok)
+            ok = kd_output_commit(&outs[i]);
+        else
+            kd_output_abort(&outs[i]);
+    }
+    return ok;
+}
+
 int kd_cmd_triage(int argc, char **argv)
 {
     triage_cli o;
     memset(&o, 0, sizeof o);
-    o.format = "json";
+    o.format = "text";
     o.t.min_share = KD_MIN_RENDER_SHARE_PCT;
     int rc = parse_triage_args(argc, argv, &o);
     if (rc)
         return rc < 0 ? KD_EXIT_OK : rc;
-    if (o.json_file && !kd_output_check(o.json_file))
-        return KD_EXIT_ERROR;
+    for (int i = 0; i < 3; i++)
+        if (o.files[i] && !kd_output_check(o.files[i]))
+            return KD_EXIT_ERROR;
     kd_error err;
     kd_error_clear(&err);
     kd_triage t;
     if (kd_triage_run(&o.t, &t, &err) != KD_OK)
         return kd_cli_error("%s", err.msg);
-    rc = KD_EXIT_OK;
-    if (o.json_file && strcmp(o.json_file, "-") != 0) {
-        kd_output out;
-        if (!kd_output_open(&out, o.json_file))
-            rc = KD_EXIT_ERROR;
-        else if (!kd_triage_write_json(&t, &o.t, out.fp)) {
-            kd_output_abort(&out);
-            rc = kd_cli_error("%s: write error", o.json_file);
-        } else if (!kd_output_commit(&out))
-            rc = KD_EXIT_ERROR;
-    }
-    if (rc == KD_EXIT_OK && !kd_triage_write_json(&t, &o.t, stdout))
+    rc = write_files(&t, &o) ? KD_EXIT_OK : KD_EXIT_ERROR;
+    if (rc == KD_EXIT_OK && !o.quiet && !writer_for(o.format)(&t, &o.t, stdout))
+        rc = kd_cli_error("standard output: write error");
+    if (rc == KD_EXIT_OK && fflush(stdout) != 0)
         rc = kd_cli_error("standard output: write error");
     kd_triage_free(&t);
     return rc;

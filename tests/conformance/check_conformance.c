@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "jsoncmp.h"
+#include "kerndiff/render.h"
 #include "kerndiff/triage.h"
 
 static char shared_dir[4096];
@@ -58,7 +59,7 @@ static void strip_stage_paths(yajl_val stages)
     }
 }
 
-static yajl_val run_case(yajl_val c, char *msg, size_t msgsz)
+static yajl_val run_case(yajl_val c, char **markdown, char *msg, size_t msgsz)
 {
     char formal[8192], mapping[8192];
     snprintf(formal, sizeof formal, "%s/%s", shared_dir, case_str(c, "formal"));
@@ -85,6 +86,11 @@ static yajl_val run_case(yajl_val c, char *msg, size_t msgsz)
     bool ok = mem && kd_triage_write_json(&t, &opt, mem);
     if (mem)
         fclose(mem);
+    size_t mlen = 0;
+    FILE *md = open_memstream(markdown, &mlen);
+    ok = ok && md && kd_triage_write_markdown(&t, &opt, md);
+    if (md)
+        fclose(md);
     kd_triage_free(&t);
     yajl_val doc = ok ? kd_json_parse_buf(buf, msg, msgsz) : NULL;
     if (!ok)
@@ -136,6 +142,64 @@ static void check_stages(const char *name, yajl_val exp_stages, yajl_val act_sta
     }
 }
 
+static const char *member_str(yajl_val o, const char *k)
+{
+    yajl_val v = kd_json_member(o, k);
+    return v && v->type == yajl_t_string ? v->u.string : "";
+}
+
+static double member_num(yajl_val o, const char *k)
+{
+    yajl_val v = kd_json_member(o, k);
+    return v && v->type == yajl_t_number ? YAJL_GET_DOUBLE(v) : 0.0;
+}
+
+/* The reference's table text from its own rendered_rows, through the same
+ * renderer: our Markdown must be that text. Where a golden exists (the
+ * synthetic cases, fixtures/conformance/NAME.md, written independently by
+ * tests/conformance/make_markdown_goldens.py), it must be that too. */
+static void check_markdown(const char *name, yajl_val exp_stages, const char *ours)
+{
+    kd_table_row rows[256];
+    size_t n = 0;
+    for (size_t i = 0; i < exp_stages->u.object.len; i++) {
+        yajl_val st = exp_stages->u.object.values[i];
+        kd_stage stage;
+        if (st->type == yajl_t_null || !kd_stage_from_name(exp_stages->u.object.keys[i], &stage))
+            continue;
+        yajl_val rr = kd_json_member(st, "rendered_rows");
+        for (size_t k = 0; rr && k < rr->u.array.len && n < 256; k++) {
+            yajl_val r = rr->u.array.values[k];
+            rows[n++] = (kd_table_row){stage, member_str(r, "priority"), member_str(r, "verdict"),
+                                       member_str(r, "kernel"), member_str(r, "python_scope"),
+                                       member_str(r, "dependency_signal"),
+                                       member_str(r, "recommendation"), member_num(r, "total_us"),
+                                       member_num(r, "share_pct"), member_num(r, "exclusive_ratio"),
+                                       member_num(r, "hidden_ratio")};
+        }
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    ck_assert(mem != NULL);
+    ck_assert(kd_render_overlap_table(mem, rows, n));
+    fclose(mem);
+    ck_assert_msg(strcmp(text, ours) == 0, "%s: Markdown differs from the reference's rows:\n%s\n--- ours:\n%s",
+                  name, text, ours);
+    free(text);
+    char golden[8192];
+    const char *src = getenv("KD_SRCDIR");
+    snprintf(golden, sizeof golden, "%s/fixtures/conformance/%s.md", src && *src ? src : ".", name);
+    FILE *g = fopen(golden, "r");
+    if (!g)
+        return;
+    char buf[65536];
+    size_t got = fread(buf, 1, sizeof buf - 1, g);
+    fclose(g);
+    buf[got] = '\0';
+    ck_assert_msg(strcmp(buf, ours) == 0, "%s: Markdown differs from %s", name, golden);
+}
+
 START_TEST(test_case)
 {
     yajl_val c = cases->u.array.values[_i];
@@ -144,7 +208,8 @@ START_TEST(test_case)
     snprintf(path, sizeof path, "%s/conformance/expected/%s.json.gz", shared_dir, name);
     yajl_val exp = kd_json_read_file(path, msg, sizeof msg);
     ck_assert_msg(exp != NULL, "%s: %s", name, msg);
-    yajl_val act = run_case(c, msg, sizeof msg);
+    char *markdown = NULL;
+    yajl_val act = run_case(c, &markdown, msg, sizeof msg);
     ck_assert_msg(act != NULL, "%s: %s", name, msg);
     strip_paths(kd_json_member(act, "formal_traces"));
     strip_paths(kd_json_member(act, "mapping_traces"));
@@ -156,6 +221,9 @@ START_TEST(test_case)
     yajl_val km = kd_json_member(c, "kernel_map");
     bool kmap_case = !(km && km->type == yajl_t_false);
     check_stages(name, kd_json_member(exp, "stages"), kd_json_member(act, "stages"), kmap_case);
+    if (!kmap_case)
+        check_markdown(name, kd_json_member(exp, "stages"), markdown);
+    free(markdown);
     yajl_tree_free(exp);
     yajl_tree_free(act);
 }
