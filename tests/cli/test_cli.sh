@@ -75,8 +75,35 @@ expect_usage_error "kerndiff inspect --bogus x" "--bogus"
 run "$KD_BIN" inspect "$T/good.json" --bogus x
 expect_usage_error "kerndiff inspect TRACE --bogus x" ""
 
-run "$KD_BIN" triage --format markdown "$T/good.json"
-expect_usage_error "kerndiff triage --format markdown TRACE (not implemented yet)" "markdown"
+run "$KD_BIN" triage --format yaml "$T/good.json"
+expect_usage_error "kerndiff triage --format yaml TRACE" "yaml"
+
+run "$KD_BIN" triage --limit -3 "$T/good.json"
+expect_usage_error "kerndiff triage --limit -3" "--limit"
+
+run "$KD_BIN" triage --min-share abc "$T/good.json"
+expect_usage_error "kerndiff triage --min-share abc" "--min-share"
+
+# the triage report formats
+expect_true() # DESCRIPTION SHELL-CONDITION
+{
+    if eval "$2"; then ok "$1"; else notok "$1" "rc=$rc, stderr: $(err_text)"; fi
+}
+run "$KD_BIN" triage "$T/good.json" --format markdown
+expect_true "triage --format markdown prints the Overlap Opportunity Table" \
+    "[ \"\$rc\" -eq 0 ] && head -n 1 \"\$T/out\" | grep -qx 'Overlap Opportunity Table' && grep -q '^| Priority | Verdict | Kernel |' \"\$T/out\""
+run "$KD_BIN" triage "$T/good.json" --format csv
+expect_true "triage --format csv: header row and rows a CSV reader accepts" \
+    "[ \"\$rc\" -eq 0 ] && head -n 1 \"\$T/out\" | grep -q '^stage,priority,verdict,kernel,' && python3 -c 'import csv,sys; rows=list(csv.reader(open(sys.argv[1]))); assert all(len(r)==len(rows[0]) for r in rows)' \"\$T/out\""
+run "$KD_BIN" triage "$T/good.json"
+expect_true "triage default text output names the stage and the columns" \
+    "[ \"\$rc\" -eq 0 ] && grep -q '^== all' \"\$T/out\" && grep -q 'EXPOSED_US' \"\$T/out\""
+run "$KD_BIN" triage "$T/good.json" -q --markdown "$T/r.md" --csv "$T/r.csv" --json "$T/r.json"
+expect_true "triage -q --markdown/--csv/--json write three files and nothing on stdout" \
+    "[ \"\$rc\" -eq 0 ] && [ ! -s \"\$T/out\" ] && [ -s \"\$T/r.md\" ] && [ -s \"\$T/r.csv\" ] && [ -s \"\$T/r.json\" ] && ! ls \"\$T\"/r.*.tmp* >/dev/null 2>&1"
+run "$KD_BIN" triage "$T/good.json" --markdown "$T/r2.md" --json /nonexistent-dir/x.json
+expect_true "triage with one unwritable output creates no file at all" \
+    "[ \"\$rc\" -eq 2 ] && [ ! -e \"\$T/r2.md\" ]"
 
 run "$KD_BIN" inspect --format yaml "$T/good.json"
 expect_usage_error "kerndiff inspect --format yaml TRACE" "yaml"
