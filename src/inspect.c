@@ -136,33 +136,6 @@ static void collect_counts(kd_inspect *r)
     }
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* distinct ProfilerStep#N numbers of one kind (CPU or GPU annotations) */
-static uint64_t distinct_steps(const kd_side *side, bool gpu)
-{
-    size_t n = 0, k = 0;
-    for (size_t i = 0; i < side->n; i++)
-        n += side->traces[i]->profiler_steps.n;
-    int64_t *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v)
-        return 0;
-    for (size_t i = 0; i < side->n; i++)
-        for (size_t j = 0; j < side->traces[i]->profiler_steps.n; j++)
-            if (side->traces[i]->profiler_steps.v[j].is_gpu == gpu)
-                v[k++] = side->traces[i]->profiler_steps.v[j].step;
-    qsort(v, k, sizeof *v, cmp_i64);
-    uint64_t d = 0;
-    for (size_t i = 0; i < k; i++)
-        d += i == 0 || v[i] != v[i - 1];
-    free(v);
-    return d;
-}
-
 static void collect_stages(kd_inspect *r)
 {
     for (int s = 0; s < 3; s++) {
@@ -205,8 +178,8 @@ kd_status kd_inspect_build(const kd_side *side, const char *pid_substring, kd_in
     }
     collect_counts(out);
     collect_stages(out);
-    out->steps_cpu = distinct_steps(side, false);
-    out->steps_gpu = distinct_steps(side, true);
+    out->steps_cpu = kd_side_profiler_steps(side, false);
+    out->steps_gpu = kd_side_profiler_steps(side, true);
     out->steps = out->steps_cpu ? out->steps_cpu : out->steps_gpu;
     for (int s = 0; s < 3 && !out->chosen_pid; s++)
         if (side->bundles.has[s]) {

@@ -150,6 +150,19 @@ kd_sid kd_intern(kd_interner *in, const char *s, size_t len)
     return id;
 }
 
+kd_sid kd_intern_find(const kd_interner *in, const char *s, size_t len)
+{
+    uint32_t mask = in->table_cap - 1;
+    uint32_t i = (uint32_t)hash_bytes(s, len) & mask;
+    while (in->table[i]) {
+        const entry *e = &in->entries[in->table[i]];
+        if (e->len == len && memcmp(e->s, s, len) == 0)
+            return in->table[i];
+        i = (i + 1) & mask;
+    }
+    return 0;
+}
+
 kd_sid kd_intern_cstr(kd_interner *in, const char *s) { return kd_intern(in, s, strlen(s)); }
 
 const char *kd_str(const kd_interner *in, kd_sid id)

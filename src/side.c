@@ -49,3 +49,31 @@ void kd_side_free(kd_side *s)
 }
 
 const char *kd_side_bundle_path(const kd_bundle *b) { return b->trace ? b->trace->path : ""; }
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* distinct ProfilerStep#N numbers of one kind (CPU or GPU annotations) */
+uint64_t kd_side_profiler_steps(const kd_side *side, bool gpu)
+{
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < side->n; i++)
+        n += side->traces[i]->profiler_steps.n;
+    int64_t *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return 0;
+    for (size_t i = 0; i < side->n; i++)
+        for (size_t j = 0; j < side->traces[i]->profiler_steps.n; j++)
+            if (side->traces[i]->profiler_steps.v[j].is_gpu == gpu)
+                v[k++] = side->traces[i]->profiler_steps.v[j].step;
+    qsort(v, k, sizeof *v, cmp_i64);
+    uint64_t d = 0;
+    for (size_t i = 0; i < k; i++)
+        d += i == 0 || v[i] != v[i - 1];
+    free(v);
+    return d;
+}
+

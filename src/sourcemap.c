@@ -174,11 +174,8 @@ static kd_source_stats *stats_for(kd_source_map *sm, const char *name)
 
 const kd_source_stats *kd_source_map_get(const kd_source_map *sm, const char *name)
 {
-    /* look up without interning: the interner is append-only */
-    for (size_t i = 0; i < sm->n; i++)
-        if (strcmp(kd_str(sm->strings, sm->v[i].name), name) == 0)
-            return &sm->v[i];
-    return NULL;
+    kd_sid id = kd_intern_find(sm->strings, name, strlen(name));
+    return id && id < sm->index_cap && sm->index[id] ? &sm->v[sm->index[id] - 1] : NULL;
 }
 
 double kd_source_stats_mapping_ratio(const kd_source_stats *s)

@@ -16,6 +16,8 @@ void kd_interner_free(kd_interner *in);
 kd_sid kd_intern(kd_interner *in, const char *s, size_t len);
 /* Interns a NUL-terminated string. */
 kd_sid kd_intern_cstr(kd_interner *in, const char *s);
+/* The id of an interned string, or 0 when it was never interned (no insert). */
+kd_sid kd_intern_find(const kd_interner *in, const char *s, size_t len);
 const char *kd_str(const kd_interner *in, kd_sid id);
 size_t kd_str_len(const kd_interner *in, kd_sid id);
 /* Number of distinct strings (ids run 1..count). */

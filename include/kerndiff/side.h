@@ -19,6 +19,10 @@ typedef struct {
 kd_status kd_side_load(const char *path, const char *pid_substring, kd_side *out, kd_error *err);
 void kd_side_free(kd_side *s);
 
+/* Distinct ProfilerStep#N numbers over the side's traces: of the CPU
+ * annotations when there are any, else of the GPU ones (0 = no markers). */
+uint64_t kd_side_profiler_steps(const kd_side *s, bool gpu);
+
 /* The trace a bundle came from, as resolved (for reports). */
 const char *kd_side_bundle_path(const kd_bundle *b);
 

@@ -1,0 +1,113 @@
+/* diff.h — baseline vs candidate, kernel by kernel (product.md §3–§4): both
+ * sides run the same triage (loaded concurrently), each stage pair's full
+ * aggregate lists are matched (exact name + category, exact name, then the
+ * relaxed lookup), and every matched / added / removed kernel gets a row of
+ * deltas; stage summaries and the exposed-communication gate follow. */
+#ifndef KERNDIFF_DIFF_H
+#define KERNDIFF_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kerndiff/error.h"
+#include "kerndiff/lookup.h"
+#include "kerndiff/triage.h"
+
+typedef struct {
+    const char *baseline_path, *candidate_path;
+    const char *baseline_mapping, *candidate_mapping; /* NULL: the side itself */
+    const char *pid_substring;
+    bool has_stage_filter;
+    kd_stage stage_filter;
+    size_t limit;     /* action rows per stage (priorities) */
+    double min_share; /* render bar of the action rows shown in reports */
+    bool normalize_steps; /* --normalize steps */
+    bool no_kernel_map;
+    bool sequential; /* load the sides one after the other (tests) */
+} kd_diff_options;
+
+/* One side of a diff row. */
+typedef struct {
+    bool present;
+    const char *name; /* canonical kernel name on that side */
+    kd_category category;
+    uint64_t launches;
+    double total_us, exposed_us, hidden_us, hidden_by_compute_us, share_pct;
+    double exposed_ratio, hidden_ratio;
+    /* when the kernel is an action row on that side, else NULL */
+    const char *priority, *verdict, *recommendation, *dependency_risk;
+    const char *python_scope; /* "" when none */
+} kd_diff_side;
+
+typedef struct {
+    const char *name; /* the candidate's name if present, else the baseline's */
+    kd_category category;
+    kd_match_kind match; /* KD_MATCH_NONE with only one side: added / removed */
+    kd_diff_side base, cand;
+    double d_total_us, d_exposed_us, d_hidden_us;    /* candidate - baseline */
+    double pct_total, pct_exposed, pct_hidden;       /* relative %, NAN when baseline is 0 */
+    char priority_change[32];                        /* "P2->P1", "=", "new P1", "P3->none" */
+} kd_diff_row;
+
+/* "exact", "prefix", "substring", "long-prefix", "alias", "added", "removed" */
+const char *kd_diff_row_kind(const kd_diff_row *r);
+
+typedef struct {
+    double total_us, exposed_us, hidden_us;
+} kd_time_split;
+
+typedef struct {
+    double busy_us, overlap_us, max_concurrent_streams;
+    uint64_t launches;
+    kd_time_split by_category[KD_CAT_COUNT];
+    uint64_t comm_kernels; /* communication launches */
+} kd_stage_summary;
+
+typedef struct {
+    kd_stage stage;
+    const kd_triage_stage *base, *cand; /* both non-NULL */
+    kd_stage_summary sum_base, sum_cand;
+    kd_diff_row *rows; /* ordered by |d exposed| desc, then name */
+    size_t n_rows;
+} kd_diff_stage;
+
+/* A gate threshold: REL percent and/or ABS microseconds (product.md §4). */
+typedef struct {
+    bool set;
+    double rel_pct; /* -1 when only ABS was given */
+    double abs_us;
+} kd_gate;
+
+/* "5%", "5%,200us", "200us"; false with a message on bad syntax. */
+bool kd_gate_parse(const char *s, kd_gate *out, char *msg, size_t msgsz);
+
+typedef enum { KD_VERDICT_PASS = 0, KD_VERDICT_WARN, KD_VERDICT_FAIL } kd_verdict;
+
+typedef struct {
+    kd_verdict verdict;
+    char line[1024];   /* the verdict line (stderr and the head of the Markdown) */
+    char **warnings;   /* loud warnings every report repeats */
+    size_t n_warnings;
+} kd_gate_result;
+
+typedef struct {
+    kd_triage base, cand;
+    double steps_base, steps_cand; /* ProfilerStep counts (0 = none) */
+    double scale_base, scale_cand; /* 1 / steps with --normalize steps, else 1 */
+    kd_diff_stage stages[3];
+    size_t n_stages;
+    char **warnings; /* stage pairing, step counts, missing communication */
+    size_t n_warnings;
+} kd_diff;
+
+kd_status kd_diff_run(const kd_diff_options *opt, kd_diff *out, kd_error *err);
+void kd_diff_free(kd_diff *d);
+
+/* Applies the gates to every stage (after normalization). */
+void kd_diff_gate(const kd_diff *d, const kd_gate *fail, const kd_gate *warn, kd_gate_result *out);
+void kd_gate_result_free(kd_gate_result *g);
+
+/* Exposed communication time of a summary. */
+double kd_stage_exposed_comm(const kd_stage_summary *s);
+
+#endif

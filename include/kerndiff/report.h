@@ -1,0 +1,28 @@
+/* report.h — the diff reports (product.md §5): text for a terminal, CSV
+ * (libcsv quoting), Markdown for a PR comment (< 60,000 characters), and JSON
+ * (yajl_gen, schema kerndiff.diff/1). Every number has a fixed precision so
+ * the same inputs give the same bytes. */
+#ifndef KERNDIFF_REPORT_H
+#define KERNDIFF_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "kerndiff/diff.h"
+
+/* GitHub's comment limit is 65,536; the report stays under this. */
+#define KD_MARKDOWN_LIMIT 60000
+
+typedef struct {
+    const kd_diff *diff;
+    const kd_diff_options *opt;
+    const kd_gate *fail, *warn;  /* may be unset (kd_gate.set false) */
+    const kd_gate_result *gate;  /* verdict line and warnings */
+} kd_report;
+
+bool kd_diff_write_text(const kd_report *r, FILE *out);
+bool kd_diff_write_markdown(const kd_report *r, FILE *out);
+bool kd_diff_write_csv(const kd_report *r, FILE *out);
+bool kd_diff_write_json(const kd_report *r, FILE *out);
+
+#endif

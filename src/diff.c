@@ -1,0 +1,661 @@
+/* diff.c — match, delta rows, stage summaries and the gate (diff.h;
+ * product.md §3–§4). */
+#include "config.h"
+
+#include "kerndiff/diff.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kerndiff/hashmap.h"
+#include "kerndiff/text.h"
+
+/* ---- running both sides ----------------------------------------------------- */
+
+typedef struct {
+    kd_triage_options opt;
+    kd_triage *out;
+    kd_error err;
+    kd_status st;
+} side_job;
+
+static void *run_side(void *arg)
+{
+    side_job *j = arg;
+    kd_error_clear(&j->err);
+    j->st = kd_triage_run(&j->opt, j->out, &j->err);
+    return NULL;
+}
+
+static kd_triage_options side_options(const kd_diff_options *o, const char *path, const char *mapping)
+{
+    kd_triage_options t;
+    memset(&t, 0, sizeof t);
+    t.formal_path = path;
+    t.mapping_path = mapping;
+    t.pid_substring = o->pid_substring;
+    t.has_stage_filter = o->has_stage_filter;
+    t.stage_filter = o->stage_filter;
+    t.limit = o->limit;
+    t.min_share = o->min_share;
+    t.no_kernel_map = o->no_kernel_map;
+    return t;
+}
+
+/* product.md §1: the two sides are loaded concurrently, one thread each */
+static kd_status run_sides(const kd_diff_options *o, kd_diff *d, kd_error *err)
+{
+    side_job jobs[2] = {
+        {side_options(o, o->baseline_path, o->baseline_mapping), &d->base, {KD_OK, ""}, KD_OK},
+        {side_options(o, o->candidate_path, o->candidate_mapping), &d->cand, {KD_OK, ""}, KD_OK},
+    };
+    pthread_t th;
+    bool threaded = !o->sequential && pthread_create(&th, NULL, run_side, &jobs[1]) == 0;
+    run_side(&jobs[0]);
+    if (threaded)
+        pthread_join(th, NULL);
+    else
+        run_side(&jobs[1]);
+    for (int i = 0; i < 2; i++)
+        if (jobs[i].st) {
+            if (err)
+                *err = jobs[i].err;
+            return jobs[i].st;
+        }
+    return KD_OK;
+}
+
+/* ---- warnings ----------------------------------------------------------------- */
+
+static bool add_warning(char ***list, size_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static bool add_warning(char ***list, size_t *n, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **l = realloc(*list, (*n + 1) * sizeof *l);
+    if (!l)
+        return false;
+    *list = l;
+    l[*n] = strdup(buf);
+    if (!l[*n])
+        return false;
+    (*n)++;
+    return true;
+}
+
+/* ---- summaries ---------------------------------------------------------------- */
+
+static void summarize(const kd_triage_stage *ts, double scale, kd_stage_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    s->busy_us = ts->overlap.total_busy_us * scale;
+    s->overlap_us = ts->overlap.total_overlap_us * scale;
+    s->max_concurrent_streams = ts->overlap.max_concurrent_streams;
+    for (size_t i = 0; i < ts->aggregates.n; i++) {
+        const kd_aggregate *a = &ts->aggregates.v[i];
+        s->launches += a->count;
+        kd_time_split *c = &s->by_category[a->category];
+        c->total_us += a->total_us * scale;
+        c->exposed_us += a->exclusive_us * scale;
+        c->hidden_us += a->hidden_us * scale;
+        if (a->category == KD_CAT_COMMUNICATION)
+            s->comm_kernels += a->count;
+    }
+}
+
+double kd_stage_exposed_comm(const kd_stage_summary *s)
+{
+    return s->by_category[KD_CAT_COMMUNICATION].exposed_us;
+}
+
+/* ---- matching ------------------------------------------------------------------- */
+
+typedef struct {
+    const kd_triage_stage *ts;
+    const char **names; /* aggregate names */
+    long *match;        /* index on the other side, -1 */
+    kd_match_kind *kind;
+} side_view;
+
+static bool view_init(side_view *v, const kd_triage_stage *ts)
+{
+    size_t n = ts->aggregates.n ? ts->aggregates.n : 1;
+    v->ts = ts;
+    v->names = malloc(n * sizeof *v->names);
+    v->match = malloc(n * sizeof *v->match);
+    v->kind = calloc(n, sizeof *v->kind);
+    if (!v->names || !v->match || !v->kind)
+        return false;
+    for (size_t i = 0; i < ts->aggregates.n; i++) {
+        v->names[i] = kd_str(ts->formal->trace->strings, ts->aggregates.v[i].name);
+        v->match[i] = -1;
+    }
+    return true;
+}
+
+static void view_free(side_view *v)
+{
+    free(v->names);
+    free(v->match);
+    free(v->kind);
+}
+
+static void link_pair(side_view *b, size_t bi, side_view *c, size_t ci, kd_match_kind k)
+{
+    b->match[bi] = (long)ci;
+    c->match[ci] = (long)bi;
+    b->kind[bi] = c->kind[ci] = k;
+}
+
+/* product.md §3 step 1: same canonical name and category, then same name */
+static bool match_exact(side_view *b, side_view *c)
+{
+    kd_interner *names = kd_interner_new();
+    kd_i64map by_key, first_by_name;
+    kd_i64map_init(&by_key);
+    kd_i64map_init(&first_by_name);
+    size_t nb = b->ts->aggregates.n, nc = c->ts->aggregates.n;
+    long *next_same = malloc((nb ? nb : 1) * sizeof *next_same);
+    kd_sid *bid = malloc((nb ? nb : 1) * sizeof *bid);
+    bool ok = names && next_same && bid;
+    /* baseline: (name, category) -> index; name -> chain of indexes in order */
+    for (size_t i = nb; ok && i-- > 0;) {
+        bid[i] = kd_intern_cstr(names, b->names[i]);
+        int64_t head = -1;
+        kd_i64map_get(&first_by_name, bid[i], &head);
+        next_same[i] = (long)head;
+        ok = bid[i] && kd_i64map_put(&first_by_name, bid[i], (int64_t)i) &&
+             kd_i64map_put(&by_key, ((int64_t)bid[i] << 3) | b->ts->aggregates.v[i].category, (int64_t)i);
+    }
+    for (size_t i = 0; ok && i < nc; i++) {
+        kd_sid id = kd_intern_find(names, c->names[i], strlen(c->names[i]));
+        int64_t at;
+        if (id && kd_i64map_get(&by_key, ((int64_t)id << 3) | c->ts->aggregates.v[i].category, &at) &&
+            b->match[at] < 0)
+            link_pair(b, (size_t)at, c, i, KD_MATCH_EXACT);
+    }
+    for (size_t i = 0; ok && i < nc; i++) {
+        if (c->match[i] >= 0)
+            continue;
+        kd_sid id = kd_intern_find(names, c->names[i], strlen(c->names[i]));
+        int64_t at = -1;
+        if (!id || !kd_i64map_get(&first_by_name, id, &at))
+            continue;
+        for (long k = (long)at; k >= 0; k = next_same[k])
+            if (b->match[k] < 0) {
+                link_pair(b, (size_t)k, c, i, KD_MATCH_EXACT);
+                break;
+            }
+    }
+    kd_interner_free(names);
+    kd_i64map_free(&by_key);
+    kd_i64map_free(&first_by_name);
+    free(next_same);
+    free(bid);
+    return ok;
+}
+
+typedef struct {
+    const side_view *b;
+} alias_ctx;
+
+/* the baseline's source-map entry supplies the scope / launch-op text */
+static char *baseline_alias_text(void *ctx, size_t i)
+{
+    const side_view *b = ((alias_ctx *)ctx)->b;
+    const kd_source_map *sm = &b->ts->sources;
+    const kd_source_stats *s = kd_source_map_get(sm, b->names[i]);
+    const char *parts[4] = {b->names[i], s ? kd_source_stats_best(sm, &s->scope) : NULL,
+                            s ? kd_source_stats_best(sm, &s->chain) : NULL,
+                            s ? kd_source_stats_best(sm, &s->launch_op) : NULL};
+    size_t len = 8;
+    for (int k = 0; k < 4; k++)
+        len += parts[k] ? strlen(parts[k]) + 1 : 1;
+    char *t = malloc(len);
+    if (!t)
+        return NULL;
+    snprintf(t, len, "%s %s %s %s", parts[0], parts[1] ? parts[1] : "", parts[2] ? parts[2] : "",
+             parts[3] ? parts[3] : "");
+    return t;
+}
+
+static int baseline_alias_bonus(void *ctx, size_t i)
+{
+    const side_view *b = ((alias_ctx *)ctx)->b;
+    const kd_source_map *sm = &b->ts->sources;
+    const kd_source_stats *s = kd_source_map_get(sm, b->names[i]);
+    if (!s)
+        return 0;
+    return kd_source_scope_priority(kd_source_stats_best(sm, &s->scope)) +
+           (int)(kd_source_stats_mapping_ratio(s) * 100.0);
+}
+
+typedef struct {
+    size_t i;
+    double total;
+} by_total;
+
+static int cmp_by_total_desc(const void *pa, const void *pb)
+{
+    const by_total *a = pa, *b = pb;
+    if (a->total != b->total)
+        return a->total > b->total ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* product.md §3 step 2: unmatched candidates by descending total time, each
+ * looked up among the still-unmatched baseline kernels; one-to-one. */
+static bool match_relaxed(side_view *b, side_view *c)
+{
+    size_t nb = b->ts->aggregates.n, nc = c->ts->aggregates.n;
+    kd_relaxed_index ix;
+    by_total *order = malloc((nc ? nc : 1) * sizeof *order);
+    bool *usable = malloc((nb ? nb : 1) * sizeof *usable);
+    if (!order || !usable || !kd_relaxed_index_build(&ix, b->names, nb)) {
+        free(order);
+        free(usable);
+        return false;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < nc; i++)
+        if (c->match[i] < 0)
+            order[k++] = (by_total){i, c->ts->aggregates.v[i].total_us};
+    qsort(order, k, sizeof *order, cmp_by_total_desc);
+    for (size_t i = 0; i < nb; i++)
+        usable[i] = b->match[i] < 0;
+    alias_ctx actx = {b};
+    kd_alias_scorer alias = {baseline_alias_text, baseline_alias_bonus, &actx};
+    for (size_t i = 0; i < k; i++) {
+        kd_match_kind kind;
+        long at = kd_relaxed_lookup(&ix, c->names[order[i].i], &alias, usable, &kind);
+        if (at >= 0) {
+            link_pair(b, (size_t)at, c, order[i].i, kind);
+            usable[at] = false;
+        }
+    }
+    kd_relaxed_index_free(&ix);
+    free(order);
+    free(usable);
+    return true;
+}
+
+/* ---- rows ------------------------------------------------------------------------ */
+
+static const kd_action_row *action_row_of(const kd_triage_stage *ts, size_t agg)
+{
+    for (size_t i = 0; i < ts->rows.n; i++)
+        if (ts->rows.v[i].aggregate == agg)
+            return &ts->rows.v[i];
+    return NULL;
+}
+
+static void fill_side(const side_view *v, size_t i, double scale, kd_diff_side *s)
+{
+    const kd_aggregate *a = &v->ts->aggregates.v[i];
+    const kd_action_row *r = action_row_of(v->ts, i);
+    double busy = v->ts->overlap.total_busy_us;
+    const kd_source_stats *src = kd_source_map_get(&v->ts->sources, v->names[i]);
+    const char *scope = src ? kd_source_stats_best(&v->ts->sources, &src->scope) : NULL;
+    *s = (kd_diff_side){
+        .present = true,
+        .name = v->names[i],
+        .category = a->category,
+        .launches = a->count,
+        .total_us = a->total_us * scale,
+        .exposed_us = a->exclusive_us * scale,
+        .hidden_us = a->hidden_us * scale,
+        .hidden_by_compute_us = a->hidden_by_compute_us * scale,
+        .share_pct = busy > 0 ? a->total_us / busy * 100.0 : 0.0,
+        .exposed_ratio = kd_aggregate_exclusive_ratio(a),
+        .hidden_ratio = kd_aggregate_hidden_ratio(a),
+        .priority = r ? r->priority : NULL,
+        .verdict = r ? r->verdict : NULL,
+        .recommendation = r ? r->recommendation : NULL,
+        .dependency_risk = r ? kd_dependency_risk_label(r->dependency_signal) : NULL,
+        .python_scope = r ? r->python_scope : scope ? scope : "",
+    };
+}
+
+static double rel_pct(double d, double base) { return base != 0.0 ? d / base * 100.0 : NAN; }
+
+static void finish_row(kd_diff_row *r)
+{
+    r->d_total_us = r->cand.total_us - r->base.total_us;
+    r->d_exposed_us = r->cand.exposed_us - r->base.exposed_us;
+    r->d_hidden_us = r->cand.hidden_us - r->base.hidden_us;
+    r->pct_total = rel_pct(r->d_total_us, r->base.total_us);
+    r->pct_exposed = rel_pct(r->d_exposed_us, r->base.exposed_us);
+    r->pct_hidden = rel_pct(r->d_hidden_us, r->base.hidden_us);
+    const char *bp = r->base.priority, *cp = r->cand.priority;
+    if ((!bp && !cp) || (bp && cp && strcmp(bp, cp) == 0))
+        snprintf(r->priority_change, sizeof r->priority_change, "=");
+    else if (!bp)
+        snprintf(r->priority_change, sizeof r->priority_change, "new %s", cp);
+    else
+        snprintf(r->priority_change, sizeof r->priority_change, "%s->%s", bp, cp ? cp : "none");
+}
+
+static int cmp_rows(const void *pa, const void *pb)
+{
+    const kd_diff_row *a = pa, *b = pb;
+    double x = fabs(a->d_exposed_us), y = fabs(b->d_exposed_us);
+    if (x != y)
+        return x > y ? -1 : 1;
+    int c = strcmp(a->name, b->name);
+    if (c)
+        return c;
+    return (a->category > b->category) - (a->category < b->category);
+}
+
+static bool build_rows(kd_diff_stage *ds, side_view *b, side_view *c, double sb, double sc)
+{
+    size_t nb = b->ts->aggregates.n, nc = c->ts->aggregates.n, n = 0;
+    ds->rows = calloc(nb + nc + 1, sizeof *ds->rows);
+    if (!ds->rows)
+        return false;
+    for (size_t i = 0; i < nc; i++) {
+        kd_diff_row *r = &ds->rows[n++];
+        fill_side(c, i, sc, &r->cand);
+        if (c->match[i] >= 0)
+            fill_side(b, (size_t)c->match[i], sb, &r->base);
+        r->match = c->kind[i];
+        r->name = r->cand.name;
+        r->category = r->cand.category;
+        finish_row(r);
+    }
+    for (size_t i = 0; i < nb; i++) {
+        if (b->match[i] >= 0)
+            continue;
+        kd_diff_row *r = &ds->rows[n++];
+        fill_side(b, i, sb, &r->base);
+        r->match = KD_MATCH_NONE;
+        r->name = r->base.name;
+        r->category = r->base.category;
+        finish_row(r);
+    }
+    ds->n_rows = n;
+    qsort(ds->rows, n, sizeof *ds->rows, cmp_rows);
+    return true;
+}
+
+const char *kd_diff_row_kind(const kd_diff_row *r)
+{
+    if (!r->base.present)
+        return "added";
+    if (!r->cand.present)
+        return "removed";
+    return kd_match_kind_name(r->match);
+}
+
+static bool diff_stage(kd_diff_stage *ds, double sb, double sc)
+{
+    side_view b, c;
+    memset(&b, 0, sizeof b);
+    memset(&c, 0, sizeof c);
+    bool ok = view_init(&b, ds->base) && view_init(&c, ds->cand) && match_exact(&b, &c) &&
+              match_relaxed(&b, &c) && build_rows(ds, &b, &c, sb, sc);
+    summarize(ds->base, sb, &ds->sum_base);
+    summarize(ds->cand, sc, &ds->sum_cand);
+    view_free(&b);
+    view_free(&c);
+    return ok;
+}
+
+/* ---- stage pairing ----------------------------------------------------------------- */
+
+/* pick_stage_value over one side's analysed stages */
+static const kd_triage_stage *pick_stage(const kd_triage *t, kd_stage stage)
+{
+    const kd_triage_stage *all = NULL, *only = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_stages; i++) {
+        const kd_triage_stage *ts = &t->stages[i];
+        if (!ts->formal)
+            continue;
+        if (ts->stage == stage)
+            return ts;
+        if (ts->stage == KD_STAGE_ALL)
+            all = ts;
+        only = ts;
+        n++;
+    }
+    return all ? all : n == 1 ? only : NULL;
+}
+
+static bool pair_stages(kd_diff *d)
+{
+    bool ok = true;
+    for (size_t i = 0; ok && i < d->cand.n_stages; i++) {
+        const kd_triage_stage *c = &d->cand.stages[i];
+        if (!c->formal)
+            continue;
+        const kd_triage_stage *b = pick_stage(&d->base, c->stage);
+        if (!b) {
+            ok = add_warning(&d->warnings, &d->n_warnings,
+                             "stage %s is only in the candidate: not compared",
+                             kd_stage_display_name(c->stage));
+            continue;
+        }
+        kd_diff_stage *ds = &d->stages[d->n_stages++];
+        memset(ds, 0, sizeof *ds);
+        ds->stage = c->stage;
+        ds->base = b;
+        ds->cand = c;
+    }
+    for (size_t i = 0; ok && i < d->base.n_stages; i++) {
+        const kd_triage_stage *b = &d->base.stages[i];
+        if (b->formal && !pick_stage(&d->cand, b->stage))
+            ok = add_warning(&d->warnings, &d->n_warnings,
+                             "stage %s is only in the baseline: not compared",
+                             kd_stage_display_name(b->stage));
+    }
+    return ok;
+}
+
+static double side_steps(const kd_triage *t)
+{
+    uint64_t cpu = kd_side_profiler_steps(&t->formal, false);
+    return (double)(cpu ? cpu : kd_side_profiler_steps(&t->formal, true));
+}
+
+static kd_status set_scales(const kd_diff_options *o, kd_diff *d, kd_error *err)
+{
+    d->steps_base = side_steps(&d->base);
+    d->steps_cand = side_steps(&d->cand);
+    d->scale_base = d->scale_cand = 1.0;
+    if (o->normalize_steps) {
+        if (!d->steps_base || !d->steps_cand)
+            return kd_fail(err, KD_EINPUT, "%s: --normalize steps: no ProfilerStep#N annotations in the trace",
+                           !d->steps_base ? o->baseline_path : o->candidate_path);
+        d->scale_base = 1.0 / d->steps_base;
+        d->scale_cand = 1.0 / d->steps_cand;
+    } else if (d->steps_base != d->steps_cand &&
+               !add_warning(&d->warnings, &d->n_warnings,
+                            "the sides have different ProfilerStep counts (baseline %.0f, candidate %.0f) "
+                            "and --normalize is off: totals are not per step",
+                            d->steps_base, d->steps_cand)) {
+        return kd_fail(err, KD_ENOMEM, "out of memory");
+    }
+    return KD_OK;
+}
+
+/* product.md §4: zero communication kernels on one side is reported loudly */
+static bool warn_missing_comm(kd_diff *d)
+{
+    bool ok = true;
+    for (size_t i = 0; ok && i < d->n_stages; i++) {
+        const kd_diff_stage *s = &d->stages[i];
+        if (!s->sum_base.comm_kernels != !s->sum_cand.comm_kernels)
+            ok = add_warning(&d->warnings, &d->n_warnings,
+                             "stage %s: the %s has no communication kernels while the %s has %llu: "
+                             "likely a classification or capture problem; the communication gate "
+                             "cannot be trusted",
+                             kd_stage_display_name(s->stage),
+                             s->sum_base.comm_kernels ? "candidate" : "baseline",
+                             s->sum_base.comm_kernels ? "baseline" : "candidate",
+                             (unsigned long long)(s->sum_base.comm_kernels + s->sum_cand.comm_kernels));
+    }
+    return ok;
+}
+
+kd_status kd_diff_run(const kd_diff_options *opt, kd_diff *out, kd_error *err)
+{
+    memset(out, 0, sizeof *out);
+    kd_status st = run_sides(opt, out, err);
+    if (!st)
+        st = set_scales(opt, out, err);
+    if (!st && !pair_stages(out))
+        st = kd_fail(err, KD_ENOMEM, "out of memory");
+    for (size_t i = 0; !st && i < out->n_stages; i++)
+        if (!diff_stage(&out->stages[i], out->scale_base, out->scale_cand))
+            st = kd_fail(err, KD_ENOMEM, "out of memory matching kernels");
+    if (!st && !warn_missing_comm(out))
+        st = kd_fail(err, KD_ENOMEM, "out of memory");
+    if (st)
+        kd_diff_free(out);
+    return st;
+}
+
+void kd_diff_free(kd_diff *d)
+{
+    for (size_t i = 0; i < d->n_stages; i++)
+        free(d->stages[i].rows);
+    for (size_t i = 0; i < d->n_warnings; i++)
+        free(d->warnings[i]);
+    free(d->warnings);
+    kd_triage_free(&d->base);
+    kd_triage_free(&d->cand);
+    memset(d, 0, sizeof *d);
+}
+
+/* ---- gate --------------------------------------------------------------------------- */
+
+bool kd_gate_parse(const char *s, kd_gate *out, char *msg, size_t msgsz)
+{
+    memset(out, 0, sizeof *out);
+    out->rel_pct = -1.0;
+    const char *p = s;
+    bool have_rel = false, have_abs = false;
+    while (*p) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p || !isfinite(v) || v < 0)
+            goto bad;
+        if (*end == '%' && !have_rel && !have_abs) {
+            out->rel_pct = v;
+            have_rel = true;
+            end++;
+        } else if (strncmp(end, "us", 2) == 0 && !have_abs) {
+            out->abs_us = v;
+            have_abs = true;
+            end += 2;
+        } else {
+            goto bad;
+        }
+        if (*end == ',' && end[1] && have_rel && !have_abs)
+            end++;
+        else if (*end)
+            goto bad;
+        p = end;
+    }
+    if (!have_rel && !have_abs)
+        goto bad;
+    out->set = true;
+    return true;
+bad:
+    snprintf(msg, msgsz, "bad threshold '%s': expected REL%%, REL%%,ABSus or ABSus (e.g. 5%%, 5%%,200us, 200us)", s);
+    return false;
+}
+
+/* "more than REL percent and more than ABS microseconds" (product.md §4) */
+static bool exceeds(const kd_gate *g, double base, double cand)
+{
+    double inc = cand - base;
+    if (!g->set || inc <= 0 || inc <= g->abs_us)
+        return false;
+    if (g->rel_pct < 0)
+        return true;
+    return base > 0 ? inc / base * 100.0 > g->rel_pct : true;
+}
+
+static void describe_gate(const kd_gate *g, char *buf, size_t n)
+{
+    if (g->rel_pct >= 0 && g->abs_us > 0)
+        snprintf(buf, n, "%g%% and %g us", g->rel_pct, g->abs_us);
+    else if (g->rel_pct >= 0)
+        snprintf(buf, n, "%g%%", g->rel_pct);
+    else
+        snprintf(buf, n, "%g us", g->abs_us);
+}
+
+static void describe_change(const kd_diff_stage *s, char *buf, size_t n)
+{
+    double b = kd_stage_exposed_comm(&s->sum_base), c = kd_stage_exposed_comm(&s->sum_cand);
+    double pct = rel_pct(c - b, b);
+    if (isnan(pct))
+        snprintf(buf, n, "%s %.1f -> %.1f us (%+.1f us)", kd_stage_display_name(s->stage), b, c, c - b);
+    else
+        snprintf(buf, n, "%s %.1f -> %.1f us (%+.1f us, %+.1f%%)", kd_stage_display_name(s->stage), b, c,
+                 c - b, pct);
+}
+
+void kd_diff_gate(const kd_diff *d, const kd_gate *fail, const kd_gate *warn, kd_gate_result *out)
+{
+    memset(out, 0, sizeof *out);
+    char failed[512] = "", warned[512] = "", all[768] = "", buf[256];
+    bool comm_missing = false;
+    for (size_t i = 0; i < d->n_stages; i++) {
+        const kd_diff_stage *s = &d->stages[i];
+        double b = kd_stage_exposed_comm(&s->sum_base), c = kd_stage_exposed_comm(&s->sum_cand);
+        describe_change(s, buf, sizeof buf);
+        snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", *all ? "; " : "", buf);
+        if (!s->sum_base.comm_kernels != !s->sum_cand.comm_kernels)
+            comm_missing = true;
+        if (exceeds(fail, b, c))
+            snprintf(failed + strlen(failed), sizeof failed - strlen(failed), "%s%s", *failed ? "; " : "", buf);
+        else if (exceeds(warn, b, c))
+            snprintf(warned + strlen(warned), sizeof warned - strlen(warned), "%s%s", *warned ? "; " : "", buf);
+    }
+    if (!d->n_stages)
+        snprintf(all, sizeof all, "no stage to compare");
+    char g[64];
+    if (*failed) {
+        describe_gate(fail, g, sizeof g);
+        out->verdict = KD_VERDICT_FAIL;
+        snprintf(out->line, sizeof out->line, "kerndiff: FAIL: exposed communication grew by more than %s: %s", g, failed);
+    } else if ((fail->set || warn->set) && comm_missing) {
+        out->verdict = fail->set ? KD_VERDICT_FAIL : KD_VERDICT_WARN;
+        snprintf(out->line, sizeof out->line,
+                 "kerndiff: %s: one side has no communication kernels, the exposed-communication gate "
+                 "cannot be trusted: %s",
+                 fail->set ? "FAIL" : "WARN", all);
+    } else if (*warned) {
+        describe_gate(warn, g, sizeof g);
+        out->verdict = KD_VERDICT_WARN;
+        snprintf(out->line, sizeof out->line, "kerndiff: WARN: exposed communication grew by more than %s: %s", g, warned);
+    } else if (fail->set || warn->set) {
+        describe_gate(fail->set ? fail : warn, g, sizeof g);
+        snprintf(out->line, sizeof out->line, "kerndiff: PASS: exposed communication within %s: %s", g, all);
+    } else {
+        snprintf(out->line, sizeof out->line, "kerndiff: no gate set; exposed communication: %s", all);
+    }
+    for (size_t i = 0; i < d->n_warnings; i++)
+        add_warning(&out->warnings, &out->n_warnings, "%s", d->warnings[i]);
+}
+
+void kd_gate_result_free(kd_gate_result *g)
+{
+    for (size_t i = 0; i < g->n_warnings; i++)
+        free(g->warnings[i]);
+    free(g->warnings);
+    memset(g, 0, sizeof *g);
+}

@@ -1,0 +1,3 @@
+/* report.c */
+#include "config.h"
+#include "kerndiff/report.h"
