@@ -41,5 +41,6 @@ bool kd_output_check(const char *path);
 
 int kd_cmd_inspect(int argc, char **argv);
 int kd_cmd_triage(int argc, char **argv);
+int kd_cmd_diff(int argc, char **argv);
 
 #endif

@@ -17,14 +17,17 @@ static void print_help(FILE *out)
             "Commands:\n"
             "  inspect TRACE                 what is in a trace: pids, streams, stages,\n"
             "                                kernel categories, step markers, chosen pid\n"
-            "  triage TRACE [--mapping M]    one trace's kernel events per stage (JSON)\n"
+            "  diff BASELINE CANDIDATE       per-kernel deltas of exposed / hidden time,\n"
+            "                                priority changes, exposed-communication gate\n"
+            "  triage TRACE [--mapping M]    one trace's overlap-opportunity table\n"
             "\n"
             "TRACE is a trace file (.json or .json.gz, gzip detected by content) or a\n"
             "directory of traces (rank 0, newest file per stage, prefill/ and decode/).\n"
             "\n"
             "  kerndiff --help | --version | COMMAND --help\n"
             "\n"
-            "Exit status: 0 success, 2 usage or input error (one line on stderr naming\n"
+            "Exit status: 0 success (diff: gate passed or warned), 1 diff gate failed,\n"
+            "2 usage or input error (one line on stderr naming\n"
             "the file and, for parse errors, the byte offset).\n");
 }
 
@@ -47,5 +50,7 @@ int main(int argc, char **argv)
         return kd_cmd_inspect(argc - 1, argv + 1);
     if (strcmp(cmd, "triage") == 0)
         return kd_cmd_triage(argc - 1, argv + 1);
+    if (strcmp(cmd, "diff") == 0)
+        return kd_cmd_diff(argc - 1, argv + 1);
     return kd_cli_error("unknown command '%s' (see 'kerndiff --help')", cmd);
 }

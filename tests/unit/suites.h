@@ -17,6 +17,8 @@ Suite *sourcemap_suite(void);
 Suite *lookup_suite(void);
 Suite *rows_suite(void);
 Suite *kernelsites_suite(void);
+Suite *report_suite(void);
+Suite *diff_suite(void);
 
 /* Directory of the source tree's fixtures (KD_SRCDIR env or "."). */
 const char *kd_test_srcdir(void);
