@@ -69,6 +69,13 @@ typedef struct {
 typedef enum { TOP_NONE, TOP_OBJECT, TOP_LIST, TOP_SCALAR } top_kind;
 
 typedef struct {
+    char text[48];
+    size_t len;
+    kd_jtype type;
+    kd_sid id;
+} last_string;
+
+typedef struct {
     kd_trace *t;
     const char *label;
     kd_error *err;
@@ -96,6 +103,10 @@ typedef struct {
 
     sid_info *info;
     size_t info_cap;
+
+    /* pid, tid and cat repeat from event to event: the last string of each
+     * is remembered so most events skip the hash lookup */
+    last_string last[3];
 } loader;
 
 static bool scratch_put(loader *L, const char *s, size_t len, size_t *off)
@@ -288,6 +299,23 @@ static kd_sid intern_pystr(loader *L, const kd_jval *v, bool *bad)
     return id;
 }
 
+static kd_sid intern_cached(loader *L, int slot, const kd_jval *v, bool *bad)
+{
+    last_string *c = &L->last[slot];
+    bool cacheable = (v->type == KD_J_STRING || v->type == KD_J_INT) && v->len <= sizeof c->text;
+    if (cacheable && c->id && c->type == v->type && c->len == v->len &&
+        memcmp(c->text, v->text, v->len) == 0)
+        return c->id;
+    kd_sid id = intern_pystr(L, v, bad);
+    if (cacheable && id) {
+        memcpy(c->text, v->text, v->len);
+        c->len = v->len;
+        c->type = v->type;
+        c->id = id;
+    }
+    return id;
+}
+
 static void count_skip(loader *L, kd_skip_reason r) { L->t->skipped[r]++; }
 
 static bool note_seen(loader *L, kd_sid cat, kd_sid pid)
@@ -445,11 +473,51 @@ static bool keep_thread_name(loader *L, kd_sid pid, kd_sid tid)
     return KD_VEC_PUSH(L->t->thread_names, r);
 }
 
+/* Clinger's fast path for a plain decimal literal ("123", "1661203463029566.0",
+ * "1365627867836.596"): with at most 15 significant digits... precisely, a
+ * mantissa below 2^53 and at most 22 fraction digits, mantissa / 10^k is one
+ * correctly rounded division, the same double strtod gives. false: use strtod. */
+static bool fast_decimal(const char *s, size_t len, double *out)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    size_t i = 0, frac = 0;
+    bool neg = len && s[0] == '-', dot = false;
+    if (neg)
+        i++;
+    size_t end = len;
+    if (memchr(s, '.', len)) /* trailing fraction zeros change nothing */
+        while (end > i && s[end - 1] == '0')
+            end--;
+    uint64_t m = 0;
+    if (i >= end)
+        return false;
+    for (; i < end; i++) {
+        char c = s[i];
+        if (c == '.' && !dot) {
+            dot = true;
+            continue;
+        }
+        if (c < '0' || c > '9' || m > (UINT64_C(1) << 53) / 10)
+            return false;
+        m = m * 10 + (uint64_t)(c - '0');
+        frac += dot;
+    }
+    if (m >= (UINT64_C(1) << 53) || frac > 22)
+        return false;
+    double v = (double)m / pow10[frac];
+    *out = neg ? -v : v;
+    return true;
+}
+
 static bool read_time(loader *L, field_id id, double *out, bool *missing)
 {
     kd_jval v = as_jval(L, id);
     *missing = v.type == KD_J_ABSENT || v.type == KD_J_NULL;
     if (*missing)
+        return true;
+    if ((v.type == KD_J_INT || v.type == KD_J_FLOAT) && fast_decimal(v.text, v.len, out))
         return true;
     return kd_jval_float(&v, out) && isfinite(*out);
 }
@@ -484,9 +552,9 @@ static bool classify_event(loader *L)
     kd_sid name_id = name.type == KD_J_ABSENT ? kd_intern(t->strings, "", 0)
                                               : intern_pystr(L, &name, &bad);
     kd_sid cat_id = cat.type == KD_J_ABSENT ? kd_intern(t->strings, "", 0)
-                                            : intern_pystr(L, &cat, &bad);
-    kd_sid pid_id = intern_pystr(L, &pid, &bad);
-    kd_sid tid_id = intern_pystr(L, &tid, &bad);
+                                            : intern_cached(L, 0, &cat, &bad);
+    kd_sid pid_id = intern_cached(L, 1, &pid, &bad);
+    kd_sid tid_id = intern_cached(L, 2, &tid, &bad);
     if (L->status)
         return false;
     if (bad) {
