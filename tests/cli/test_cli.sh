@@ -84,6 +84,27 @@ expect_usage_error "kerndiff triage --limit -3" "--limit"
 run "$KD_BIN" triage --min-share abc "$T/good.json"
 expect_usage_error "kerndiff triage --min-share abc" "--min-share"
 
+# kerndiff diff: usage errors (exit 2, one line, no output file)
+run "$KD_BIN" diff "$T/good.json" "$T/good.json" --bogus
+expect_usage_error "kerndiff diff --bogus" "--bogus"
+run "$KD_BIN" diff "$T/good.json" "$T/good.json" --fail-on-exposed-comm 5
+expect_usage_error "kerndiff diff --fail-on-exposed-comm 5 (bad threshold)" "threshold"
+run "$KD_BIN" diff "$T/good.json" "$T/good.json" --warn-on-exposed-comm 5%,x
+expect_usage_error "kerndiff diff --warn-on-exposed-comm 5%,x" "threshold"
+run "$KD_BIN" diff "$T/good.json"
+expect_usage_error "kerndiff diff with one path" ""
+run "$KD_BIN" diff "$T/good.json" "$T/nonexistent.json" --csv "$T/d.csv"
+reason=$(one_line_error 2 "$T/nonexistent.json")
+[ -e "$T/d.csv" ] && reason="$reason; $T/d.csv was created"
+check "kerndiff diff with a missing candidate: exit 2, one line naming it, no CSV" "$reason"
+run "$KD_BIN" diff "$T/good.json" "$T/good.json" --markdown "$T/d.md" --json /nonexistent-dir/d.json
+expect_true() { if eval "$2"; then ok "$1"; else notok "$1" "rc=$rc, stderr: $(err_text)"; fi; }
+expect_true "kerndiff diff with an unwritable output: exit 2, no file created" \
+    "[ \"\$rc\" -eq 2 ] && [ ! -e \"\$T/d.md\" ]"
+run "$KD_BIN" diff "$T/good.json" "$T/good.json" --fail-on-exposed-comm 5%,200us --json "$T/d.json" --csv "$T/d.csv" --markdown "$T/d.md"
+expect_true "kerndiff diff of identical traces: exit 0, PASS verdict on stderr, three files" \
+    "[ \"\$rc\" -eq 0 ] && grep -q 'PASS' \"\$T/err\" && [ -s \"\$T/d.json\" ] && [ -s \"\$T/d.csv\" ] && [ -s \"\$T/d.md\" ]"
+
 # the triage report formats
 expect_true() # DESCRIPTION SHELL-CONDITION
 {
