@@ -43,6 +43,8 @@ static kd_triage_options side_options(const kd_diff_options *o, const char *path
     t.limit = o->limit;
     t.min_share = o->min_share;
     t.no_kernel_map = o->no_kernel_map;
+    t.framework_set = o->framework_set;
+    t.framework = o->framework;
     return t;
 }
 

@@ -170,17 +170,24 @@ static int frame_priority_of(const char *raw, const char *n, bool *oom)
     return 0;
 }
 
-/* fp(name): false on OOM */
-static bool frame_priority(const char *name, int *out)
+/* fp(name) given norm = nsl(name), which equals nsl(strip(name)) since nsl
+ * normalizes first: false on OOM */
+static bool frame_priority_norm(const char *name, const char *norm, int *out)
 {
     char *raw = kd_strip(name);
-    char *n = raw ? kd_normalize_source_location(raw) : NULL;
-    bool oom = !raw || !n;
+    bool oom = !raw;
     if (!oom)
-        *out = frame_priority_of(raw, n, &oom);
+        *out = frame_priority_of(raw, norm, &oom);
     free(raw);
-    free(n);
     return !oom;
+}
+
+static bool frame_priority(const char *name, int *out)
+{
+    char *n = kd_normalize_source_location(name);
+    bool ok = n && frame_priority_norm(name, n, out);
+    free(n);
+    return ok;
 }
 
 int kd_ks_frame_priority(const char *name)
@@ -445,22 +452,17 @@ typedef struct {
 } timed_index;
 
 typedef struct {
-    kd_ks_frame f;
-    double end;
-    kd_sid norm;
-} ks_frame;
-
-typedef struct {
-    uint32_t *idx; /* trace frame indices, trace order, then sorted once prepared */
+    uint32_t *idx; /* the thread's frames (trace indices); once prepared in (ts, -end, trace order) */
     size_t n;
-    ks_frame *fr;  /* prepared frames in (ts, -end, trace order) */
     bool prepared;
 } thread_frames;
 
 typedef struct {
     const kd_trace *t;
     kd_interner *out;
+    kd_i64map cache_ix; /* trace sid -> cache position */
     sid_cache *cache;
+    size_t n_cache, cap_cache;
     ks_kernel *k;
     size_t nk;
     timed_index ops, launches;
@@ -472,11 +474,31 @@ typedef struct {
 
 static int64_t thread_key(kd_sid pid, kd_sid tid) { return (int64_t)(((uint64_t)pid << 32) | tid); }
 
-static sid_cache *cache_of(ks_trace *x, kd_sid s) { return &x->cache[s]; }
+/* The cache slot of a trace string (NULL on OOM); valid until the next call. */
+static sid_cache *cache_of(ks_trace *x, kd_sid s)
+{
+    int64_t at;
+    if (kd_i64map_get(&x->cache_ix, s, &at))
+        return &x->cache[at];
+    if (x->n_cache == x->cap_cache) {
+        size_t cap = x->cap_cache ? x->cap_cache * 2 : 256;
+        sid_cache *p = realloc(x->cache, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        x->cache = p;
+        x->cap_cache = cap;
+    }
+    if (!kd_i64map_put(&x->cache_ix, s, (int64_t)x->n_cache))
+        return NULL;
+    memset(&x->cache[x->n_cache], 0, sizeof *x->cache);
+    return &x->cache[x->n_cache++];
+}
 
 static bool mapped_sid(ks_trace *x, kd_sid s, kd_sid *out)
 {
     sid_cache *c = cache_of(x, s);
+    if (!c)
+        return false;
     if (!(c->have & SC_MAPPED)) {
         c->mapped = kd_intern(x->out, kd_str(x->t->strings, s), kd_str_len(x->t->strings, s));
         if (!c->mapped)
@@ -487,37 +509,38 @@ static bool mapped_sid(ks_trace *x, kd_sid s, kd_sid *out)
     return true;
 }
 
-static bool kernel_name_info(ks_trace *x, kd_sid s)
+static const sid_cache *kernel_name_info(ks_trace *x, kd_sid s)
 {
     sid_cache *c = cache_of(x, s);
-    if (c->have & SC_KERNEL)
-        return true;
+    if (!c || (c->have & SC_KERNEL))
+        return c;
     const char *raw = kd_str(x->t->strings, s);
     char *canon = kd_canonicalize_kernel_name(raw);
     if (!canon)
-        return false;
+        return NULL;
     c->canon = kd_intern_cstr(x->out, canon);
     free(canon);
     c->category = kd_classify_kernel_kh(raw); /* kernel-sites §2: on the raw name */
     c->have |= SC_KERNEL;
-    return c->canon != 0;
+    return c->canon ? c : NULL;
 }
 
-static bool frame_name_info(ks_trace *x, kd_sid s)
+static const sid_cache *frame_name_info(ks_trace *x, kd_sid s)
 {
     sid_cache *c = cache_of(x, s);
-    if (c->have & SC_FRAME)
-        return true;
+    if (!c || (c->have & SC_FRAME))
+        return c;
     const char *raw = kd_str(x->t->strings, s);
+    /* kernel-sites §3 step 4a: norm = nsl(name), prio = fp(name) */
     char *norm = kd_normalize_source_location(raw);
-    if (!norm || !frame_priority(raw, &c->prio)) {
+    if (!norm || !frame_priority_norm(raw, norm, &c->prio)) {
         free(norm);
-        return false;
+        return NULL;
     }
     c->norm = kd_intern_cstr(x->out, norm);
     free(norm);
     c->have |= SC_FRAME;
-    return c->norm != 0;
+    return c->norm ? c : NULL;
 }
 
 /* kernel-sites §3 step 4b: ext, else the correlation's External id */
@@ -635,44 +658,50 @@ static bool build_launch_index(ks_trace *x)
     return ok;
 }
 
+/* The thread index of a frame (a new thread gets the next index). */
+static bool frame_thread(ks_trace *x, int64_t key, size_t **count, size_t *cap, int64_t *th)
+{
+    if (kd_i64map_get(&x->thread_of, key, th))
+        return true;
+    *th = (int64_t)x->n_threads;
+    if (x->n_threads == *cap) {
+        size_t nc = *cap ? *cap * 2 : 8;
+        size_t *c = realloc(*count, nc * sizeof *c);
+        if (!c)
+            return false;
+        *count = c;
+        *cap = nc;
+    }
+    (*count)[x->n_threads++] = 0;
+    return kd_i64map_put(&x->thread_of, key, *th);
+}
+
 /* Frames bucketed per (pid, tid) in trace order (§3 step 4a: any dur). */
 static bool bucket_frames(ks_trace *x)
 {
     const kd_trace *t = x->t;
-    kd_i64map_init(&x->thread_of);
-    size_t nf = t->frames.n;
+    size_t nf = t->frames.n, *count = NULL, cap = 0;
     uint32_t *tix = malloc((nf ? nf : 1) * sizeof *tix);
-    size_t *count = NULL;
-    size_t cap = 0;
     bool ok = tix != NULL;
+    int64_t last_key = 0, th = -1;
     for (size_t i = 0; ok && i < nf; i++) {
         const kd_frame_rec *f = &t->frames.v[i];
-        int64_t key = thread_key(f->pid, f->tid), th;
-        if (!kd_i64map_get(&x->thread_of, key, &th)) {
-            th = (int64_t)x->n_threads;
-            if (x->n_threads == cap) {
-                cap = cap ? cap * 2 : 8;
-                size_t *c = realloc(count, cap * sizeof *c);
-                if (!c) {
-                    ok = false;
-                    break;
-                }
-                count = c;
-            }
-            count[x->n_threads++] = 0;
-            ok = kd_i64map_put(&x->thread_of, key, th);
-        }
-        tix[i] = (uint32_t)th;
-        if (ok)
+        int64_t key = thread_key(f->pid, f->tid);
+        if (th < 0 || key != last_key) /* frames of one thread come in runs */
+            ok = frame_thread(x, key, &count, &cap, &th);
+        last_key = key;
+        if (ok) {
+            tix[i] = (uint32_t)th;
             count[th]++;
+        }
     }
     x->threads = ok ? calloc(x->n_threads ? x->n_threads : 1, sizeof *x->threads) : NULL;
     x->frame_pool = ok ? malloc((nf ? nf : 1) * sizeof *x->frame_pool) : NULL;
     ok = ok && x->threads && x->frame_pool;
     size_t off = 0;
-    for (size_t th = 0; ok && th < x->n_threads; th++) {
-        x->threads[th].idx = x->frame_pool + off;
-        off += count[th];
+    for (size_t i = 0; ok && i < x->n_threads; i++) {
+        x->threads[i].idx = x->frame_pool + off;
+        off += count[i];
     }
     for (size_t i = 0; ok && i < nf; i++) {
         thread_frames *tf = &x->threads[tix[i]];
@@ -683,70 +712,62 @@ static bool bucket_frames(ks_trace *x)
     return ok;
 }
 
-static int cmp_ks_frame(const ks_frame *a, uint32_t ia, const ks_frame *b, uint32_t ib)
+typedef struct {
+    double ts, end;
+    uint32_t order;
+} frame_key;
+
+/* kernel-sites §5 active order: (ts asc, end desc, trace order) */
+static int cmp_frame_key(const frame_key *a, const frame_key *b)
 {
-    /* kernel-sites §5: (ts asc, end desc, trace order) */
-    if (a->f.ts != b->f.ts)
-        return a->f.ts < b->f.ts ? -1 : 1;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
     if (a->end != b->end)
         return a->end > b->end ? -1 : 1;
-    return ia < ib ? -1 : ia > ib;
+    return a->order < b->order ? -1 : a->order > b->order;
 }
 
-typedef struct {
-    ks_frame f;
-    uint32_t order;
-} frame_sort_item;
+static int cmp_frame_key_v(const void *a, const void *b) { return cmp_frame_key(a, b); }
 
-static int cmp_frame_sort_item(const void *pa, const void *pb)
+static frame_key key_of_frame(const kd_trace *t, uint32_t i)
 {
-    const frame_sort_item *a = pa, *b = pb;
-    return cmp_ks_frame(&a->f, a->order, &b->f, b->order);
+    const kd_frame_rec *f = &t->frames.v[i];
+    return (frame_key){f->ts, f->ts + f->dur, i};
 }
 
-/* A thread's frames with norm/prio filled, in the active-frame order. */
-static bool prepare_thread(ks_trace *x, thread_frames *tf)
+/* A thread's frames in the active order; real traces are already in it. */
+static bool prepare_thread(const ks_trace *x, thread_frames *tf)
 {
     if (tf->prepared)
         return true;
-    const kd_trace *t = x->t;
-    frame_sort_item *items = malloc((tf->n ? tf->n : 1) * sizeof *items);
-    tf->fr = malloc((tf->n ? tf->n : 1) * sizeof *tf->fr);
-    if (!items || !tf->fr) {
-        free(items);
-        return false;
-    }
     bool sorted = true;
-    for (size_t i = 0; i < tf->n; i++) {
-        const kd_frame_rec *r = &t->frames.v[tf->idx[i]];
-        if (!frame_name_info(x, r->name)) {
-            free(items);
-            return false;
-        }
-        const sid_cache *c = cache_of(x, r->name);
-        ks_frame f = {{kd_str(x->out, c->norm), c->prio, r->ts, r->dur}, r->ts + r->dur, c->norm};
-        items[i] = (frame_sort_item){f, tf->idx[i]};
-        if (i && cmp_frame_sort_item(&items[i - 1], &items[i]) > 0)
-            sorted = false;
+    for (size_t i = 1; sorted && i < tf->n; i++) {
+        frame_key a = key_of_frame(x->t, tf->idx[i - 1]), b = key_of_frame(x->t, tf->idx[i]);
+        sorted = cmp_frame_key(&a, &b) < 0;
     }
-    if (!sorted)
-        qsort(items, tf->n, sizeof *items, cmp_frame_sort_item);
-    for (size_t i = 0; i < tf->n; i++)
-        tf->fr[i] = items[i].f;
-    free(items);
+    if (!sorted) {
+        frame_key *keys = malloc(tf->n * sizeof *keys);
+        if (!keys)
+            return false;
+        for (size_t i = 0; i < tf->n; i++)
+            keys[i] = key_of_frame(x->t, tf->idx[i]);
+        qsort(keys, tf->n, sizeof *keys, cmp_frame_key_v);
+        for (size_t i = 0; i < tf->n; i++)
+            tf->idx[i] = keys[i].order;
+        free(keys);
+    }
     tf->prepared = true;
     return true;
 }
 
 static void ks_trace_free(ks_trace *x)
 {
+    kd_i64map_free(&x->cache_ix);
     free(x->cache);
     free(x->k);
     timed_index_free(&x->ops);
     timed_index_free(&x->launches);
     kd_i64map_free(&x->thread_of);
-    for (size_t i = 0; x->threads && i < x->n_threads; i++)
-        free(x->threads[i].fr);
     free(x->threads);
     free(x->frame_pool);
     memset(x, 0, sizeof *x);
@@ -766,9 +787,9 @@ static bool collect_kernels(ks_trace *x, const kd_i64map *corr_ext, const kd_sta
         const kd_kernel_rec *r = &t->kernels.v[i];
         if (!(r->flags & KD_KF_KH_KERNEL) || r->pid != pid)
             continue;
-        if (!kernel_name_info(x, r->name))
+        const sid_cache *c = kernel_name_info(x, r->name);
+        if (!c)
             return false;
-        const sid_cache *c = cache_of(x, r->name);
         int64_t ext = ext_with_fallback(corr_ext, r->ext, r->corr);
         x->k[x->nk++] = (ks_kernel){r->name, c->canon, c->category,
                                     kd_resolve_kernel_stage(ann, r->ts, ext),
@@ -782,12 +803,10 @@ static kd_status ks_trace_load(const kd_trace *t, kd_interner *out, ks_trace *x,
     memset(x, 0, sizeof *x);
     x->t = t;
     x->out = out;
+    kd_i64map_init(&x->cache_ix);
     kd_i64map_init(&x->ops.group);
     kd_i64map_init(&x->launches.group);
     kd_i64map_init(&x->thread_of);
-    x->cache = calloc((size_t)kd_interner_count(t->strings) + 1, sizeof *x->cache);
-    if (!x->cache)
-        return kd_fail(err, KD_ENOMEM, "%s: out of memory", t->path);
     kd_i64map corr_ext;
     kd_i64map_init(&corr_ext);
     /* kernel-sites §3 step 1: corr -> ext, later events win */
@@ -804,13 +823,12 @@ static kd_status ks_trace_load(const kd_trace *t, kd_interner *out, ks_trace *x,
                                bucket_frames(x)));
     }
     kd_i64map_free(&corr_ext);
+    if (st == KD_OK && ok)
+        return KD_OK;
+    ks_trace_free(x);
     if (st != KD_OK && st != KD_ENOMEM)
         return st;
-    if (st == KD_ENOMEM || !ok) {
-        ks_trace_free(x);
-        return kd_fail(err, KD_ENOMEM, "%s: out of memory building kernel sites", t->path);
-    }
-    return KD_OK;
+    return kd_fail(err, KD_ENOMEM, "%s: out of memory building kernel sites", t->path);
 }
 
 /* ======================================================================
@@ -845,8 +863,10 @@ static int cmp_probe(const void *pa, const void *pb)
 }
 
 typedef struct {
-    uint32_t *active; /* positions in the thread's prepared frames */
+    uint32_t *active; /* trace frame indices, active order */
+    kd_ks_frame *fr;
     const kd_ks_frame **act;
+    kd_sid *norm;
     size_t cap;
     strbuf stack;
 } sweep_buf;
@@ -855,32 +875,45 @@ static bool sweep_reserve(sweep_buf *b, size_t n)
 {
     if (n <= b->cap)
         return true;
-    uint32_t *a = realloc(b->active, n * sizeof *a);
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < n)
+        cap *= 2;
+    uint32_t *a = realloc(b->active, cap * sizeof *a);
     if (a)
         b->active = a;
-    const kd_ks_frame **p = a ? realloc(b->act, n * sizeof *p) : NULL;
-    if (!p)
+    kd_ks_frame *f = a ? realloc(b->fr, cap * sizeof *f) : NULL;
+    if (f)
+        b->fr = f;
+    const kd_ks_frame **p = f ? realloc(b->act, cap * sizeof *p) : NULL;
+    if (p)
+        b->act = p;
+    kd_sid *s = p ? realloc(b->norm, cap * sizeof *s) : NULL;
+    if (!s)
         return false;
-    b->act = p;
-    b->cap = n;
+    b->norm = s;
+    b->cap = cap;
     return true;
 }
 
-/* The active frames at q (§5 active) -> choose / stack. */
-static bool answer_probe(ks_trace *x, const thread_frames *tf, sweep_buf *b, size_t na,
-                         probe_result *r)
+/* The active frames -> choose / stack (§5). */
+static bool answer_probe(ks_trace *x, sweep_buf *b, size_t na, probe_result *r)
 {
-    if (!na) {
-        r->found = false;
+    r->found = na > 0;
+    if (!na)
         return true;
+    for (size_t i = 0; i < na; i++) {
+        const kd_frame_rec *f = &x->t->frames.v[b->active[i]];
+        const sid_cache *c = frame_name_info(x, f->name);
+        if (!c)
+            return false;
+        b->fr[i] = (kd_ks_frame){kd_str(x->out, c->norm), c->prio, f->ts, f->dur};
+        b->norm[i] = c->norm;
+        b->act[i] = &b->fr[i];
     }
-    for (size_t i = 0; i < na; i++)
-        b->act[i] = &tf->fr[b->active[i]].f;
     long c = kd_ks_choose_frame(b->act, na);
     if (!stack_into(&b->stack, b->act, na))
         return false;
-    r->found = true;
-    r->loc = tf->fr[b->active[c]].norm;
+    r->loc = b->norm[c];
     r->stack = b->stack.len ? kd_intern(x->out, b->stack.s, b->stack.len) : 0;
     return !b->stack.len || r->stack;
 }
@@ -890,21 +923,37 @@ static bool answer_probe(ks_trace *x, const thread_frames *tf, sweep_buf *b, siz
 static bool sweep_thread(ks_trace *x, thread_frames *tf, const probe *p, size_t np,
                          probe_result *res, sweep_buf *b)
 {
-    if (!prepare_thread(x, tf) || !sweep_reserve(b, tf->n + 1))
+    if (!prepare_thread(x, tf))
         return false;
+    const kd_frame_rec *fv = x->t->frames.v;
     size_t next = 0, na = 0;
+    probe_result last = {false, 0, 0};
+    bool have_last = false;
     for (size_t i = 0; i < np; i++) {
         double q = p[i].q;
-        while (next < tf->n && tf->fr[next].f.ts <= q)
-            b->active[na++] = (uint32_t)next++;
+        bool changed = false;
+        for (; next < tf->n && fv[tf->idx[next]].ts <= q; next++) {
+            if (!sweep_reserve(b, na + 1))
+                return false;
+            b->active[na++] = tf->idx[next];
+            changed = true;
+        }
         double lim = q - 1e-3;
         size_t keep = 0;
-        for (size_t j = 0; j < na; j++)
-            if (tf->fr[b->active[j]].end >= lim)
+        for (size_t j = 0; j < na; j++) {
+            const kd_frame_rec *f = &fv[b->active[j]];
+            if (f->ts + f->dur >= lim)
                 b->active[keep++] = b->active[j];
+        }
+        changed = changed || keep != na;
         na = keep;
-        if (!answer_probe(x, tf, b, na, &res[p[i].id]))
-            return false;
+        /* an unchanged active list gives the same answer */
+        if (changed || !have_last) {
+            if (!answer_probe(x, b, na, &last))
+                return false;
+            have_last = true;
+        }
+        res[p[i].id] = last;
     }
     return true;
 }
@@ -913,7 +962,8 @@ static bool sweep_thread(ks_trace *x, thread_frames *tf, const probe *p, size_t 
 static bool run_probes(ks_trace *x, probe *p, size_t np, probe_result *res)
 {
     qsort(p, np, sizeof *p, cmp_probe);
-    sweep_buf b = {NULL, NULL, 0, {NULL, 0, 0}};
+    sweep_buf b;
+    memset(&b, 0, sizeof b);
     bool ok = true;
     for (size_t i = 0; ok && i < np;) {
         size_t j = i;
@@ -923,7 +973,9 @@ static bool run_probes(ks_trace *x, probe *p, size_t np, probe_result *res)
         i = j;
     }
     free(b.active);
+    free(b.fr);
     free(b.act);
+    free(b.norm);
     free(b.stack.s);
     return ok;
 }
@@ -947,9 +999,46 @@ static bool op_name(ks_trace *x, kd_sid s, kd_sid *out)
 }
 
 typedef struct {
-    long op, la;    /* matched records, -1 none */
-    bool la_tried;
+    long op, la; /* matched records, -1 none */
 } site_match;
+
+/* step 1 probes: the nearest cpu_op by ext, at op.ts + min(dur/2, 1) */
+static size_t op_probes(ks_trace *x, const uint32_t *ks, size_t n, site_match *m, probe *p)
+{
+    size_t np = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ks_kernel *k = &x->k[ks[i]];
+        m[i].op = timed_match(&x->ops, k->ext, k->ts);
+        m[i].la = -1;
+        uint32_t th;
+        if (m[i].op < 0)
+            continue;
+        const kd_cpu_op_rec *op = &x->t->cpu_ops.v[m[i].op];
+        if (thread_index(x, op->pid, op->tid, &th))
+            p[np++] = (probe){th, op->ts + fmin(op->dur * 0.5, 1.0), (uint32_t)i};
+    }
+    return np;
+}
+
+/* step 2 probes: the launch by correlation, also when the op had no active frame */
+static size_t launch_probes(ks_trace *x, const uint32_t *ks, size_t n, const probe_result *r1,
+                            site_match *m, probe *p)
+{
+    size_t np = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r1[i].found)
+            continue;
+        const ks_kernel *k = &x->k[ks[i]];
+        m[i].la = timed_match(&x->launches, k->corr, k->ts);
+        uint32_t th;
+        if (m[i].la < 0)
+            continue;
+        const kd_launch_rec *la = &x->t->launches.v[m[i].la];
+        if (thread_index(x, la->pid, la->tid, &th))
+            p[np++] = (probe){th, la->ts, (uint32_t)i};
+    }
+    return np;
+}
 
 /* site(k) (§5) for the kernels at positions ks[0..n), into sites[0..n). */
 static bool compute_sites(ks_trace *x, const uint32_t *ks, size_t n, ks_site *sites)
@@ -960,36 +1049,8 @@ static bool compute_sites(ks_trace *x, const uint32_t *ks, size_t n, ks_site *si
     probe *p = malloc((n ? n : 1) * sizeof *p);
     probe_result *r1 = calloc(n ? n : 1, sizeof *r1), *r2 = calloc(n ? n : 1, sizeof *r2);
     bool ok = unresolved && m && p && r1 && r2;
-    size_t np = 0;
-    /* step 1: the nearest cpu_op by ext, probed at op.ts + min(dur/2, 1) */
-    for (size_t i = 0; ok && i < n; i++) {
-        const ks_kernel *k = &x->k[ks[i]];
-        m[i].op = timed_match(&x->ops, k->ext, k->ts);
-        m[i].la = -1;
-        uint32_t th;
-        if (m[i].op >= 0) {
-            const kd_cpu_op_rec *op = &t->cpu_ops.v[m[i].op];
-            double q = op->ts + fmin(op->dur * 0.5, 1.0);
-            if (thread_index(x, op->pid, op->tid, &th))
-                p[np++] = (probe){th, q, (uint32_t)i};
-        }
-    }
-    ok = ok && run_probes(x, p, np, r1);
-    /* step 2: the launch by correlation, also when the op had no active frame */
-    np = 0;
-    for (size_t i = 0; ok && i < n; i++) {
-        if (r1[i].found)
-            continue;
-        const ks_kernel *k = &x->k[ks[i]];
-        m[i].la = timed_match(&x->launches, k->corr, k->ts);
-        uint32_t th;
-        if (m[i].la >= 0) {
-            const kd_launch_rec *la = &t->launches.v[m[i].la];
-            if (thread_index(x, la->pid, la->tid, &th))
-                p[np++] = (probe){th, la->ts, (uint32_t)i};
-        }
-    }
-    ok = ok && run_probes(x, p, np, r2);
+    ok = ok && run_probes(x, p, op_probes(x, ks, n, m, p), r1);
+    ok = ok && run_probes(x, p, launch_probes(x, ks, n, r1, m, p), r2);
     for (size_t i = 0; ok && i < n; i++) {
         kd_sid opn = 0, lan = 0;
         if (m[i].op >= 0)
@@ -1178,19 +1239,91 @@ static int cmp_site_key_desc(const void *pa, const void *pb)
 
 static const char *opt_str(const kd_interner *in, kd_sid s) { return s ? kd_str(in, s) : NULL; }
 
-bool kd_ks_sort_sites(kd_site *sites, size_t n, const kd_interner *strings)
+/* Memo of the location rules over interned strings, shared by the payloads
+ * of one build: a kernel map's stacks and locations repeat across sites,
+ * stages and global. */
+typedef struct {
+    kd_interner *in;            /* where results are interned; NULL: slp only */
+    const kd_interner *strings; /* where the keys live */
+    kd_i64map stack_loc;        /* stack -> stack_loc (0 = none) */
+    kd_i64map disp;             /* (loc << 32 | stack) -> site_disp */
+    kd_i64map disp_slp;         /* (loc << 32 | stack) -> slp(site_disp) */
+} loc_memo;
+
+static void loc_memo_init(loc_memo *m, kd_interner *in, const kd_interner *strings)
+{
+    m->in = in;
+    m->strings = strings;
+    kd_i64map_init(&m->stack_loc);
+    kd_i64map_init(&m->disp);
+    kd_i64map_init(&m->disp_slp);
+}
+
+static void loc_memo_free(loc_memo *m)
+{
+    kd_i64map_free(&m->stack_loc);
+    kd_i64map_free(&m->disp);
+    kd_i64map_free(&m->disp_slp);
+}
+
+static int64_t pair_key(kd_sid a, kd_sid b) { return (int64_t)(((uint64_t)a << 32) | b); }
+
+/* stack_loc(stack) as an interned id, 0 for none */
+static bool memo_stack_loc(loc_memo *m, kd_sid stack, kd_sid *out)
+{
+    int64_t v;
+    if (kd_i64map_get(&m->stack_loc, stack, &v)) {
+        *out = (kd_sid)v;
+        return true;
+    }
+    char *s = NULL;
+    if (!kd_ks_stack_location(opt_str(m->strings, stack), &s))
+        return false;
+    *out = s ? kd_intern_cstr(m->in, s) : 0;
+    bool ok = (!s || *out) && kd_i64map_put(&m->stack_loc, stack, *out);
+    free(s);
+    return ok;
+}
+
+/* site_disp(site) as an interned id */
+static bool memo_site_disp(loc_memo *m, kd_sid loc, kd_sid stack, kd_sid *out)
+{
+    int64_t v, key = pair_key(loc, stack);
+    if (kd_i64map_get(&m->disp, key, &v)) {
+        *out = (kd_sid)v;
+        return true;
+    }
+    char *d = kd_ks_site_display(kd_str(m->strings, loc), opt_str(m->strings, stack));
+    *out = d ? kd_intern_cstr(m->in, d) : 0;
+    free(d);
+    return *out && kd_i64map_put(&m->disp, key, *out);
+}
+
+/* slp(site_disp(site)) */
+static bool memo_disp_slp(loc_memo *m, kd_sid loc, kd_sid stack, int *out)
+{
+    int64_t v, key = pair_key(loc, stack);
+    if (kd_i64map_get(&m->disp_slp, key, &v)) {
+        *out = (int)v;
+        return true;
+    }
+    char *d = kd_ks_site_display(kd_str(m->strings, loc), opt_str(m->strings, stack));
+    if (!d)
+        return false;
+    *out = kd_ks_source_location_priority(d);
+    free(d);
+    return kd_i64map_put(&m->disp_slp, key, *out);
+}
+
+static bool sort_sites(loc_memo *m, kd_site *sites, size_t n)
 {
     site_key *keys = malloc((n ? n : 1) * sizeof *keys);
     kd_site *tmp = malloc((n ? n : 1) * sizeof *tmp);
     bool ok = keys && tmp;
     for (size_t i = 0; ok && i < n; i++) {
-        char *d = kd_ks_site_display(kd_str(strings, sites[i].location),
-                                     opt_str(strings, sites[i].stack));
-        ok = d != NULL;
         /* §7 step 4: slp(site_disp), the ROUNDED total, launches */
-        keys[i] = (site_key){ok ? kd_ks_source_location_priority(d) : 0, sites[i].total_us,
-                             sites[i].launches, i};
-        free(d);
+        keys[i] = (site_key){0, sites[i].total_us, sites[i].launches, i};
+        ok = memo_disp_slp(m, sites[i].location, sites[i].stack, &keys[i].slp);
     }
     if (ok) {
         qsort(keys, n, sizeof *keys, cmp_site_key_desc);
@@ -1200,6 +1333,15 @@ bool kd_ks_sort_sites(kd_site *sites, size_t n, const kd_interner *strings)
     }
     free(keys);
     free(tmp);
+    return ok;
+}
+
+bool kd_ks_sort_sites(kd_site *sites, size_t n, const kd_interner *strings)
+{
+    loc_memo m;
+    loc_memo_init(&m, NULL, strings);
+    bool ok = sort_sites(&m, sites, n);
+    loc_memo_free(&m);
     return ok;
 }
 
@@ -1217,17 +1359,14 @@ static int cmp_total_desc(const void *pa, const void *pb)
 }
 
 /* One site dict (§7 step 3). */
-static bool make_site(kd_interner *in, const site_acc *a, double T, kd_site *out)
+static bool make_site(loc_memo *m, const site_acc *a, double T, kd_site *out)
 {
-    kd_sid top_stack = kd_counter_most_common(&a->stacks);
-    char *disp = NULL;
-    if (!kd_ks_stack_location(opt_str(in, top_stack), &disp))
+    kd_sid top_stack = kd_counter_most_common(&a->stacks), d = 0;
+    if (top_stack && !memo_stack_loc(m, top_stack, &d))
         return false;
     /* display_location always prefers the stack (§11.2) */
-    kd_sid d = disp ? kd_intern_cstr(in, disp) : a->loc;
-    free(disp);
     if (!d)
-        return false;
+        d = a->loc;
     *out = (kd_site){a->loc,
                      d,
                      a->count,
@@ -1238,7 +1377,7 @@ static bool make_site(kd_interner *in, const site_acc *a, double T, kd_site *out
     return true;
 }
 
-static bool make_entry(kd_interner *in, const kernel_acc *k, const kd_i64map *cats,
+static bool make_entry(loc_memo *m, const kernel_acc *k, const kd_i64map *cats,
                        kd_kernel_entry *e)
 {
     int64_t cat;
@@ -1257,17 +1396,12 @@ static bool make_entry(kd_interner *in, const kernel_acc *k, const kd_i64map *ca
     if (ok) /* §7 step 2: pre-order by the unrounded total */
         qsort(order, k->n, sizeof *order, cmp_total_desc);
     for (size_t i = 0; ok && i < k->n; i++)
-        ok = make_site(in, &k->s[order[i].order], T, &e->sites[e->n_sites++]);
+        ok = make_site(m, &k->s[order[i].order], T, &e->sites[e->n_sites++]);
     free(order);
-    ok = ok && kd_ks_sort_sites(e->sites, e->n_sites, in);
-    if (ok && e->n_sites) {
-        /* best_location = site_disp(sites[0]), not its display_location */
-        char *b = kd_ks_site_display(kd_str(in, e->sites[0].location),
-                                     opt_str(in, e->sites[0].stack));
-        e->best_location = b ? kd_intern_cstr(in, b) : 0;
-        ok = b && e->best_location;
-        free(b);
-    }
+    ok = ok && sort_sites(m, e->sites, e->n_sites);
+    /* best_location = site_disp(sites[0]), not its display_location */
+    if (ok && e->n_sites)
+        ok = memo_site_disp(m, e->sites[0].location, e->sites[0].stack, &e->best_location);
     return ok;
 }
 
@@ -1294,9 +1428,10 @@ static void payload_free(kd_stage_payload *p)
 }
 
 /* build_stage_payload (§7): kernels in sorted name order */
-static bool build_payload(kd_interner *in, const site_stats *s, const kd_i64map *cats,
+static bool build_payload(loc_memo *m, const site_stats *s, const kd_i64map *cats,
                           kd_stage_payload *out)
 {
+    kd_interner *in = m->in;
     out->strings = in;
     out->n = 0;
     out->v = calloc(s->n ? s->n : 1, sizeof *out->v);
@@ -1307,7 +1442,7 @@ static bool build_payload(kd_interner *in, const site_stats *s, const kd_i64map 
     if (ok)
         qsort(names, s->n, sizeof *names, cmp_name_key);
     for (size_t i = 0; ok && i < s->n; i++) {
-        ok = make_entry(in, &s->k[names[i].pos], cats, &out->v[i]);
+        ok = make_entry(m, &s->k[names[i].pos], cats, &out->v[i]);
         out->n = i + 1;
     }
     free(names);
@@ -1550,18 +1685,21 @@ kd_status kd_kernel_map_build(kd_trace *const *traces, const kd_stage *path_stag
         return st;
     mapping_acc a;
     mapping_acc_init(&a);
+    loc_memo memo;
+    loc_memo_init(&memo, out->strings, out->strings);
     for (size_t i = 0; st == KD_OK && i < n; i++)
         st = mapping_trace(&a, out->strings, traces[i], path_stages[i], fw, err);
     /* §8 result: stages in first-merge order, plus global */
     for (size_t i = 0; st == KD_OK && i < a.n_order; i++) {
         kd_stage s = a.order[i];
-        if (!build_payload(out->strings, &a.stats[s], &a.cats[s], &out->stages[s]))
+        if (!build_payload(&memo, &a.stats[s], &a.cats[s], &out->stages[s]))
             st = kd_fail(err, KD_ENOMEM, "out of memory building the kernel map");
         out->has[s] = true;
         out->order[out->n_order++] = s;
     }
-    if (st == KD_OK && !build_payload(out->strings, &a.global, &a.gcats, &out->global))
+    if (st == KD_OK && !build_payload(&memo, &a.global, &a.gcats, &out->global))
         st = kd_fail(err, KD_ENOMEM, "out of memory building the kernel map");
+    loc_memo_free(&memo);
     mapping_acc_free(&a);
     if (st)
         kd_kernel_map_free(out);
@@ -1569,7 +1707,7 @@ kd_status kd_kernel_map_build(kd_trace *const *traces, const kd_stage *path_stag
 }
 
 /* payloads[stage] = payload(aggregate(Ks), cats(Ks)) (§8 formal) */
-static bool formal_group(kd_kernel_map *m, ks_trace *x, const stage_group *g,
+static bool formal_group(kd_kernel_map *m, loc_memo *memo, ks_trace *x, const stage_group *g,
                          const ks_site *by_kernel)
 {
     site_stats local;
@@ -1578,7 +1716,7 @@ static bool formal_group(kd_kernel_map *m, ks_trace *x, const stage_group *g,
     kd_i64map_init(&cats);
     kd_stage_payload p = {m->strings, NULL, 0};
     bool ok = aggregate_list(&local, x, g->ks, g->n, by_kernel) &&
-              update_categories(&cats, x, g->ks, g->n) && build_payload(m->strings, &local, &cats, &p);
+              update_categories(&cats, x, g->ks, g->n) && build_payload(memo, &local, &cats, &p);
     site_stats_free(&local);
     kd_i64map_free(&cats);
     if (!ok)
@@ -1593,8 +1731,8 @@ static bool formal_group(kd_kernel_map *m, ks_trace *x, const stage_group *g,
     return true;
 }
 
-static kd_status formal_trace(kd_kernel_map *m, const kd_trace *t, kd_stage path_stage,
-                              kd_error *err)
+static kd_status formal_trace(kd_kernel_map *m, loc_memo *memo, const kd_trace *t,
+                              kd_stage path_stage, kd_error *err)
 {
     ks_trace x;
     kd_status st = ks_trace_load(t, m->strings, &x, err);
@@ -1611,7 +1749,7 @@ static kd_status formal_trace(kd_kernel_map *m, const kd_trace *t, kd_stage path
         bool grouped = ok;
         ok = ok && sites_for(&x, all, x.nk, by_kernel);
         for (size_t i = 0; ok && i < groups.n; i++)
-            ok = formal_group(m, &x, &groups.g[i], by_kernel);
+            ok = formal_group(m, memo, &x, &groups.g[i], by_kernel);
         if (grouped)
             free(groups.pool);
         free(by_kernel);
@@ -1625,8 +1763,11 @@ kd_status kd_formal_payloads_build(kd_trace *const *traces, const kd_stage *path
                                    kd_kernel_map *out, kd_error *err)
 {
     kd_status st = map_init(out, false, err);
+    loc_memo memo;
+    loc_memo_init(&memo, out->strings, out->strings);
     for (size_t i = 0; st == KD_OK && i < n; i++)
-        st = formal_trace(out, traces[i], path_stages[i], err);
+        st = formal_trace(out, &memo, traces[i], path_stages[i], err);
+    loc_memo_free(&memo);
     if (st)
         kd_kernel_map_free(out);
     return st;

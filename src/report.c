@@ -1,7 +1,1307 @@
-/* report.c — placeholder writers until the report module lands */
+/* report.c — the diff reports (report.h; product.md §5): Markdown for a PR
+ * comment (kept under KD_MARKDOWN_LIMIT by truncating lists with a note),
+ * CSV through libcsv, JSON through yajl_gen (jsonw.h), and an aligned text
+ * table for a terminal. Every number is written with a fixed precision and
+ * every list in the diff's own order, so the same diff gives the same bytes.
+ * Columns and fields are documented in docs/diff.md. */
 #include "config.h"
+
 #include "kerndiff/report.h"
-bool kd_diff_write_text(const kd_report *r, FILE *out) { fprintf(out, "%s\n", r->gate->line); return true; }
-bool kd_diff_write_markdown(const kd_report *r, FILE *out) { fprintf(out, "%s\n", r->gate->line); return true; }
-bool kd_diff_write_csv(const kd_report *r, FILE *out) { (void)r; (void)out; return true; }
-bool kd_diff_write_json(const kd_report *r, FILE *out) { (void)r; fprintf(out, "{}\n"); return true; }
+
+#include <csv.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kerndiff/jsonw.h"
+#include "kerndiff/text.h"
+
+/* A change smaller than this (in us) counts as unchanged in the top lists
+ * and the text table; it prints as 0.0 anyway. */
+#define KD_REPORT_EPS_US 0.05
+/* Rows of the top-regressions / top-improvements lists. */
+#define KD_REPORT_TOP 10
+/* Code points of kernel names in the Markdown lists (the full table keeps
+ * the whole name), of names in the text table, and of paths. */
+#define KD_REPORT_MD_NAME 80
+#define KD_REPORT_TEXT_NAME 60
+#define KD_REPORT_PATH 500
+/* Rows of the text table. */
+#define KD_REPORT_TEXT_ROWS 40
+
+/* ---- a growable string ------------------------------------------------------ */
+
+typedef struct {
+    char *s;
+    size_t n, cap;
+    bool oom;
+} sbuf;
+
+static void sb_putn(sbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->n + n + 1)
+            cap *= 2;
+        char *p = realloc(b->s, cap);
+        if (!p) {
+            b->oom = true;
+            return;
+        }
+        b->s = p;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = '\0';
+}
+
+static void sb_puts(sbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->oom = true;
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        sb_putn(b, small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        b->oom = true;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    sb_putn(b, big, (size_t)n);
+    free(big);
+}
+
+static void sb_reset(sbuf *b)
+{
+    b->n = 0;
+    if (b->s)
+        b->s[0] = '\0';
+}
+
+static void sb_free(sbuf *b)
+{
+    free(b->s);
+    memset(b, 0, sizeof *b);
+}
+
+static const char *sb_str(const sbuf *b) { return b->s ? b->s : ""; }
+
+/* ---- numbers ------------------------------------------------------------------ */
+
+static bool zero_digits(const char *s)
+{
+    for (; *s; s++)
+        if (*s != '0' && *s != '.')
+            return false;
+    return true;
+}
+
+/* "%.*f", with a value that rounds to zero written without a sign. */
+static const char *fmt_fixed(char *buf, size_t n, int prec, double v)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, n, "n/a");
+        return buf;
+    }
+    snprintf(buf, n, "%.*f", prec, v);
+    if (buf[0] == '-' && zero_digits(buf + 1))
+        memmove(buf, buf + 1, strlen(buf));
+    return buf;
+}
+
+/* "%+.*f", zero written unsigned ("0.0"). */
+static const char *fmt_signed(char *buf, size_t n, int prec, double v)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, n, "n/a");
+        return buf;
+    }
+    snprintf(buf, n, "%+.*f", prec, v);
+    if (zero_digits(buf + 1))
+        memmove(buf, buf + 1, strlen(buf));
+    return buf;
+}
+
+/* "%+.1f%%", "n/a" when undefined (baseline 0). */
+static const char *fmt_pct(char *buf, size_t n, double pct)
+{
+    if (!isfinite(pct)) {
+        snprintf(buf, n, "n/a");
+        return buf;
+    }
+    fmt_signed(buf, n - 1, 1, pct);
+    strcat(buf, "%");
+    return buf;
+}
+
+/* Relative change of a summary metric: "new" from nothing, "n/a" 0 -> 0. */
+static const char *fmt_rel(char *buf, size_t n, double base, double cand)
+{
+    if (base == 0.0) {
+        snprintf(buf, n, "%s", cand == 0.0 ? "n/a" : "new");
+        return buf;
+    }
+    return fmt_pct(buf, n, (cand - base) / base * 100.0);
+}
+
+/* A row's percent: "new" / "gone" for added / removed kernels. */
+static const char *fmt_row_pct(char *buf, size_t n, const kd_diff_row *r, double pct)
+{
+    if (!r->base.present) {
+        snprintf(buf, n, "new");
+        return buf;
+    }
+    if (!r->cand.present) {
+        snprintf(buf, n, "gone");
+        return buf;
+    }
+    return fmt_pct(buf, n, pct);
+}
+
+/* 60000 -> "60,000" */
+static void fmt_grouped(char *buf, size_t n, unsigned long long v)
+{
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%llu", v);
+    size_t o = 0;
+    for (int i = 0; i < len && o + 2 < n; i++) {
+        if (i && (len - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+}
+
+/* ---- shared accessors ----------------------------------------------------------- */
+
+static const char *stage_pid(const kd_triage_stage *ts)
+{
+    if (!ts || !ts->formal || !ts->formal->trace || !ts->formal->pid)
+        return "";
+    return kd_str(ts->formal->trace->strings, ts->formal->pid);
+}
+
+static const char *gate_line(const kd_report *r)
+{
+    return r->gate ? r->gate->line : "kerndiff: no gate evaluated";
+}
+
+static size_t n_warnings(const kd_report *r)
+{
+    return r->gate ? r->gate->n_warnings : r->diff->n_warnings;
+}
+
+static const char *warning_at(const kd_report *r, size_t i)
+{
+    return r->gate ? r->gate->warnings[i] : r->diff->warnings[i];
+}
+
+static bool normalized(const kd_report *r) { return r->opt && r->opt->normalize_steps; }
+
+static const char *time_unit(const kd_report *r) { return normalized(r) ? "us/step" : "us"; }
+
+static const char *opt_path(const kd_report *r, bool cand)
+{
+    if (!r->opt)
+        return "";
+    const char *p = cand ? r->opt->candidate_path : r->opt->baseline_path;
+    return p ? p : "";
+}
+
+static const char *opt_mapping(const kd_report *r, bool cand)
+{
+    if (!r->opt)
+        return NULL;
+    return cand ? r->opt->candidate_mapping : r->opt->baseline_mapping;
+}
+
+static const kd_trace_set *side_files(const kd_report *r, bool cand)
+{
+    return cand ? &r->diff->cand.formal.files : &r->diff->base.formal.files;
+}
+
+/* The distinct pids of a side over the compared stages, ", "-joined. */
+static void side_pids(const kd_diff *d, bool cand, sbuf *out)
+{
+    for (size_t i = 0; i < d->n_stages; i++) {
+        const char *p = stage_pid(cand ? d->stages[i].cand : d->stages[i].base);
+        bool seen = !*p;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = strcmp(p, stage_pid(cand ? d->stages[k].cand : d->stages[k].base)) == 0;
+        if (!seen) {
+            if (out->n)
+                sb_puts(out, ", ");
+            sb_puts(out, p);
+        }
+    }
+}
+
+static bool row_is_changed(const kd_diff_row *r)
+{
+    return !r->base.present || !r->cand.present || fabs(r->d_exposed_us) >= KD_REPORT_EPS_US ||
+           fabs(r->d_total_us) >= KD_REPORT_EPS_US || strcmp(r->priority_change, "=") != 0;
+}
+
+/* ---- Markdown: escaping ------------------------------------------------------------ */
+
+/* The one escape of every piece of trace text in the Markdown (kernel names,
+ * scopes, paths, warnings): a table cell or a line can then not be broken by
+ * it. `|` -> `\|`, `\` -> `\\` (so a trailing backslash cannot escape our
+ * `|`), newline (LF, CR, CRLF) -> `<br>`, `<` -> `&lt;`, `>` -> `&gt;`,
+ * backtick -> "\`", other control characters -> space. */
+static void md_escape(sbuf *b, const char *s)
+{
+    for (const char *p = s; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        switch (c) {
+        case '|': sb_puts(b, "\\|"); break;
+        case '\\': sb_puts(b, "\\\\"); break;
+        case '`': sb_puts(b, "\\`"); break;
+        case '<': sb_puts(b, "&lt;"); break;
+        case '>': sb_puts(b, "&gt;"); break;
+        case '\r':
+            if (p[1] == '\n')
+                p++;
+            sb_puts(b, "<br>");
+            break;
+        case '\n': sb_puts(b, "<br>"); break;
+        default:
+            if (c < 0x20 || c == 0x7f)
+                sb_putn(b, " ", 1);
+            else
+                sb_putn(b, p, 1);
+        }
+    }
+}
+
+/* Escaped, shortened to max code points with kd_short_name. */
+static void md_escape_short(sbuf *b, const char *s, size_t max)
+{
+    char *t = kd_short_name(s, max);
+    if (!t) {
+        b->oom = true;
+        return;
+    }
+    md_escape(b, t);
+    free(t);
+}
+
+/* ---- Markdown: fixed parts ------------------------------------------------------------ */
+
+static void md_warnings(const kd_report *r, sbuf *b)
+{
+    for (size_t i = 0; i < n_warnings(r); i++) {
+        sb_puts(b, "> **Warning:** ");
+        md_escape(b, warning_at(r, i));
+        sb_puts(b, "\n\n");
+    }
+}
+
+static void md_files_cell(const kd_report *r, bool cand, sbuf *b)
+{
+    const kd_trace_set *f = side_files(r, cand);
+    for (size_t i = 0; i < f->n; i++) {
+        if (i)
+            sb_puts(b, "<br>");
+        md_escape_short(b, f->files[i].path, KD_REPORT_PATH);
+    }
+}
+
+/* whether the resolved files say more than the path given */
+static bool files_differ(const kd_report *r, bool cand)
+{
+    const kd_trace_set *f = side_files(r, cand);
+    return f->n != 1 || strcmp(f->files[0].path, opt_path(r, cand)) != 0;
+}
+
+static void md_inputs(const kd_report *r, sbuf *b)
+{
+    const kd_diff *d = r->diff;
+    sb_puts(b, "**Inputs**\n\n| input | baseline | candidate |\n| --- | --- | --- |\n| trace | ");
+    md_escape_short(b, opt_path(r, false), KD_REPORT_PATH);
+    sb_puts(b, " | ");
+    md_escape_short(b, opt_path(r, true), KD_REPORT_PATH);
+    sb_puts(b, " |\n");
+    if (files_differ(r, false) || files_differ(r, true)) {
+        sb_puts(b, "| files | ");
+        md_files_cell(r, false, b);
+        sb_puts(b, " | ");
+        md_files_cell(r, true, b);
+        sb_puts(b, " |\n");
+    }
+    sb_puts(b, "| mapping | ");
+    for (int side = 0; side < 2; side++) {
+        const char *m = opt_mapping(r, side == 1);
+        if (m)
+            md_escape_short(b, m, KD_REPORT_PATH);
+        else
+            sb_puts(b, "(the trace itself)");
+        sb_puts(b, side ? " |\n" : " | ");
+    }
+    sbuf pb = {0}, pc = {0};
+    side_pids(d, false, &pb);
+    side_pids(d, true, &pc);
+    sb_puts(b, "| pid | ");
+    md_escape(b, pb.n ? sb_str(&pb) : "-");
+    sb_puts(b, " | ");
+    md_escape(b, pc.n ? sb_str(&pc) : "-");
+    sb_puts(b, " |\n");
+    sb_free(&pb);
+    sb_free(&pc);
+    sb_printf(b, "| ProfilerSteps | %.0f | %.0f |\n\n", d->steps_base, d->steps_cand);
+    if (normalized(r))
+        sb_printf(b, "Normalization: **steps**: every time is per ProfilerStep (baseline / %.0f, "
+                     "candidate / %.0f).\n\n",
+                  d->steps_base, d->steps_cand);
+    else
+        sb_puts(b, "Normalization: **none**: times are totals over each capture.\n\n");
+}
+
+static void md_metric_time(sbuf *b, const char *label, double base, double cand)
+{
+    char x[64], y[64], z[64], w[64];
+    sb_printf(b, "| %s | %s | %s | %s | %s |\n", label, fmt_fixed(x, sizeof x, 1, base),
+              fmt_fixed(y, sizeof y, 1, cand), fmt_signed(z, sizeof z, 1, cand - base),
+              fmt_rel(w, sizeof w, base, cand));
+}
+
+static void md_metric_count(sbuf *b, const char *label, double base, double cand)
+{
+    char x[64], y[64], z[64], w[64];
+    sb_printf(b, "| %s | %s | %s | %s | %s |\n", label, fmt_fixed(x, sizeof x, 0, base),
+              fmt_fixed(y, sizeof y, 0, cand), fmt_signed(z, sizeof z, 0, cand - base),
+              fmt_rel(w, sizeof w, base, cand));
+}
+
+static const kd_category category_order[KD_CAT_COUNT] = {
+    KD_CAT_COMMUNICATION, KD_CAT_COMPUTE, KD_CAT_MEMORY, KD_CAT_ELEMENTWISE, KD_CAT_OTHER};
+
+static void md_summary(const kd_report *r, const kd_diff_stage *s, sbuf *b)
+{
+    const kd_stage_summary *sb_ = &s->sum_base, *sc = &s->sum_cand;
+    const char *u = time_unit(r);
+    char label[96];
+    sb_printf(b, "### %s\n\n", kd_stage_display_name(s->stage));
+    sb_puts(b, "| metric | baseline | candidate | Δ | Δ% |\n| --- | ---: | ---: | ---: | ---: |\n");
+    snprintf(label, sizeof label, "busy time (%s)", u);
+    md_metric_time(b, label, sb_->busy_us, sc->busy_us);
+    snprintf(label, sizeof label, "overlap time (%s)", u);
+    md_metric_time(b, label, sb_->overlap_us, sc->overlap_us);
+    md_metric_count(b, "max concurrent streams", sb_->max_concurrent_streams, sc->max_concurrent_streams);
+    md_metric_count(b, "kernel launches", (double)sb_->launches, (double)sc->launches);
+    md_metric_count(b, "ProfilerSteps", r->diff->steps_base, r->diff->steps_cand);
+    for (int k = 0; k < KD_CAT_COUNT; k++) {
+        kd_category c = category_order[k];
+        const kd_time_split *x = &sb_->by_category[c], *y = &sc->by_category[c];
+        const char *name = kd_category_name(c);
+        snprintf(label, sizeof label, "%s total (%s)", name, u);
+        md_metric_time(b, label, x->total_us, y->total_us);
+        snprintf(label, sizeof label, c == KD_CAT_COMMUNICATION ? "**%s exposed (%s)**" : "%s exposed (%s)",
+                 name, u);
+        md_metric_time(b, label, x->exposed_us, y->exposed_us);
+        snprintf(label, sizeof label, "%s hidden (%s)", name, u);
+        md_metric_time(b, label, x->hidden_us, y->hidden_us);
+    }
+    sb_puts(b, "\n");
+}
+
+/* ---- Markdown: truncatable lists ---------------------------------------------------- */
+
+typedef enum { L_REGRESSIONS = 0, L_IMPROVEMENTS, L_PRIORITY, L_ADDED, L_REMOVED, L_FULL, L_KINDS } md_kind;
+
+/* What is cut first when the report is too long (product.md §5). */
+typedef enum { TIER_TOP = 0, TIER_PRIORITY, TIER_ADDREM, TIER_FULL } md_tier;
+
+static const md_tier tier_of[L_KINDS] = {TIER_TOP, TIER_TOP, TIER_PRIORITY, TIER_ADDREM, TIER_ADDREM, TIER_FULL};
+
+typedef struct {
+    md_kind kind;
+    const kd_report *r;
+    const kd_diff_stage *st;
+    size_t *rows; /* indexes into st->rows */
+    size_t n, keep, total; /* total: rows of that kind before the top-10 cut */
+    size_t *len;           /* rendered bytes of each row */
+    size_t head_len, tail_len;
+} md_list;
+
+static bool row_in_kind(md_kind k, const kd_diff_row *r)
+{
+    switch (k) {
+    case L_REGRESSIONS: return r->d_exposed_us >= KD_REPORT_EPS_US;
+    case L_IMPROVEMENTS: return r->d_exposed_us <= -KD_REPORT_EPS_US;
+    case L_PRIORITY: return strcmp(r->priority_change, "=") != 0;
+    case L_ADDED: return !r->base.present;
+    case L_REMOVED: return !r->cand.present;
+    default: return true;
+    }
+}
+
+/* rows are ordered by |d exposed| desc, so the positive ones are in
+ * descending and the negative ones in ascending order of d exposed */
+static bool list_select(md_list *l)
+{
+    l->rows = malloc((l->st->n_rows ? l->st->n_rows : 1) * sizeof *l->rows);
+    l->len = malloc((l->st->n_rows ? l->st->n_rows : 1) * sizeof *l->len);
+    if (!l->rows || !l->len)
+        return false;
+    for (size_t i = 0; i < l->st->n_rows; i++)
+        if (row_in_kind(l->kind, &l->st->rows[i]))
+            l->rows[l->total++] = i;
+    l->n = l->total;
+    if ((l->kind == L_REGRESSIONS || l->kind == L_IMPROVEMENTS) && l->n > KD_REPORT_TOP)
+        l->n = KD_REPORT_TOP;
+    l->keep = l->n;
+    return true;
+}
+
+static void md_cell_side_exposed(sbuf *b, const kd_diff_side *s)
+{
+    char x[64];
+    sb_puts(b, s->present ? fmt_fixed(x, sizeof x, 1, s->exposed_us) : "—");
+}
+
+static void md_row_top(const md_list *l, size_t k, sbuf *b)
+{
+    const kd_diff_row *r = &l->st->rows[l->rows[k]];
+    char x[64], y[64];
+    sb_printf(b, "| %zu | ", k + 1);
+    md_escape_short(b, r->name, KD_REPORT_MD_NAME);
+    sb_printf(b, " | %s | %s | ", kd_category_name(r->category), kd_diff_row_kind(r));
+    md_cell_side_exposed(b, &r->base);
+    sb_puts(b, " | ");
+    md_cell_side_exposed(b, &r->cand);
+    sb_printf(b, " | %s | %s |\n", fmt_signed(x, sizeof x, 1, r->d_exposed_us),
+              fmt_row_pct(y, sizeof y, r, r->pct_exposed));
+}
+
+static void md_priority_cell(sbuf *b, const kd_diff_side *s)
+{
+    if (!s->present)
+        sb_puts(b, "(absent)");
+    else if (!s->priority)
+        sb_puts(b, "—");
+    else
+        sb_printf(b, "%s %s", s->priority, s->recommendation ? s->recommendation : "");
+}
+
+static void md_row_priority(const md_list *l, size_t k, sbuf *b)
+{
+    const kd_diff_row *r = &l->st->rows[l->rows[k]];
+    char x[64];
+    sb_puts(b, "| ");
+    md_escape_short(b, r->name, KD_REPORT_MD_NAME);
+    sb_printf(b, " | %s | ", kd_diff_row_kind(r));
+    md_priority_cell(b, &r->base);
+    sb_puts(b, " | ");
+    md_priority_cell(b, &r->cand);
+    sb_printf(b, " | %s | %s |\n", r->priority_change, fmt_signed(x, sizeof x, 1, r->d_exposed_us));
+}
+
+static void md_row_one_side(const md_list *l, size_t k, sbuf *b)
+{
+    const kd_diff_row *r = &l->st->rows[l->rows[k]];
+    const kd_diff_side *s = l->kind == L_ADDED ? &r->cand : &r->base;
+    char x[64], y[64], z[64];
+    sb_puts(b, "| ");
+    md_escape_short(b, s->name, KD_REPORT_MD_NAME);
+    sb_printf(b, " | %s | %" PRIu64 " | %s | %s | %s | ", kd_category_name(s->category), s->launches,
+              fmt_fixed(x, sizeof x, 1, s->total_us), fmt_fixed(y, sizeof y, 1, s->exposed_us),
+              fmt_fixed(z, sizeof z, 1, s->hidden_us));
+    md_escape_short(b, s->python_scope && *s->python_scope ? s->python_scope : "-", KD_REPORT_MD_NAME);
+    sb_puts(b, " |\n");
+}
+
+/* "b → c" of a field present on either side */
+static void md_pair(sbuf *b, const kd_diff_row *r, int prec, double bv, double cv)
+{
+    char x[64], y[64];
+    sb_printf(b, "%s → %s", r->base.present ? fmt_fixed(x, sizeof x, prec, bv) : "—",
+              r->cand.present ? fmt_fixed(y, sizeof y, prec, cv) : "—");
+}
+
+static void md_row_full(const md_list *l, size_t k, sbuf *b)
+{
+    const kd_diff_row *r = &l->st->rows[l->rows[k]];
+    char x[64], y[64];
+    sb_puts(b, "| ");
+    md_escape(b, r->name);
+    if (r->base.present && r->cand.present && strcmp(r->base.name, r->cand.name) != 0) {
+        sb_puts(b, "<br>baseline: ");
+        md_escape(b, r->base.name);
+    }
+    sb_printf(b, " | %s | %s | ", kd_category_name(r->category), kd_diff_row_kind(r));
+    md_pair(b, r, 0, (double)r->base.launches, (double)r->cand.launches);
+    sb_puts(b, " | ");
+    md_pair(b, r, 1, r->base.total_us, r->cand.total_us);
+    sb_puts(b, " | ");
+    md_pair(b, r, 1, r->base.exposed_us, r->cand.exposed_us);
+    sb_printf(b, " | %s | %s | ", fmt_signed(x, sizeof x, 1, r->d_exposed_us),
+              fmt_row_pct(y, sizeof y, r, r->pct_exposed));
+    md_pair(b, r, 1, r->base.hidden_us, r->cand.hidden_us);
+    sb_printf(b, " | %s | ", r->priority_change);
+    const char *scope = r->cand.present ? r->cand.python_scope : r->base.python_scope;
+    md_escape(b, scope && *scope ? scope : "-");
+    sb_puts(b, " |\n");
+}
+
+static void md_list_row(const md_list *l, size_t k, sbuf *b)
+{
+    switch (l->kind) {
+    case L_REGRESSIONS:
+    case L_IMPROVEMENTS: md_row_top(l, k, b); break;
+    case L_PRIORITY: md_row_priority(l, k, b); break;
+    case L_ADDED:
+    case L_REMOVED: md_row_one_side(l, k, b); break;
+    default: md_row_full(l, k, b); break;
+    }
+}
+
+static const char *const list_title[L_KINDS] = {
+    "Top regressions (exposed time grew)", "Top improvements (exposed time shrank)", "Priority changes",
+    "Added kernels (candidate only)",      "Removed kernels (baseline only)",        ""};
+
+static const char *const list_none[L_KINDS] = {
+    "No kernel's exposed time grew by 0.05 us or more.", "No kernel's exposed time shrank by 0.05 us or more.",
+    "No triage priority changed.", "No kernel was added.", "No kernel was removed.", ""};
+
+static void md_list_head(const md_list *l, sbuf *b)
+{
+    const char *u = time_unit(l->r);
+    if (l->kind == L_FULL) {
+        sb_printf(b, "<details><summary>All %zu kernels</summary>\n\n", l->st->n_rows);
+        sb_printf(b, "| kernel | category | match | launches | total (%s) | exposed (%s) | Δ exposed (%s) | "
+                     "Δ%% | hidden (%s) | priority | python scope |\n"
+                     "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n",
+                  u, u, u, u);
+        return;
+    }
+    sb_printf(b, "#### %s", list_title[l->kind]);
+    if (l->total > l->n)
+        sb_printf(b, ": %zu of %zu", l->n, l->total);
+    else if (l->n && (l->kind == L_ADDED || l->kind == L_REMOVED))
+        sb_printf(b, ": %zu", l->n);
+    sb_puts(b, "\n\n");
+    if (!l->n) {
+        sb_printf(b, "%s\n", list_none[l->kind]);
+        return;
+    }
+    switch (l->kind) {
+    case L_REGRESSIONS:
+    case L_IMPROVEMENTS:
+        sb_printf(b, "| # | kernel | category | match | baseline exposed (%s) | candidate exposed (%s) | "
+                     "Δ (%s) | Δ%% |\n| ---: | --- | --- | --- | ---: | ---: | ---: | ---: |\n",
+                  u, u, u);
+        break;
+    case L_PRIORITY:
+        sb_printf(b, "| kernel | match | baseline | candidate | change | Δ exposed (%s) |\n"
+                     "| --- | --- | --- | --- | --- | ---: |\n",
+                  u);
+        break;
+    default:
+        sb_printf(b, "| kernel | category | launches | total (%s) | exposed (%s) | hidden (%s) | python scope |\n"
+                     "| --- | --- | ---: | ---: | ---: | ---: | --- |\n",
+                  u, u, u);
+        break;
+    }
+}
+
+static void md_list_tail(const md_list *l, sbuf *b)
+{
+    sb_puts(b, l->kind == L_FULL ? "\n</details>\n\n" : "\n");
+}
+
+static void md_note(size_t hidden, sbuf *b)
+{
+    char lim[32];
+    if (!hidden)
+        return;
+    fmt_grouped(lim, sizeof lim, KD_MARKDOWN_LIMIT);
+    sb_printf(b, "\n… %zu more rows not shown (limit %s characters); see the CSV/JSON report\n", hidden, lim);
+}
+
+static size_t note_len(size_t hidden)
+{
+    sbuf b = {0};
+    md_note(hidden, &b);
+    size_t n = b.n;
+    sb_free(&b);
+    return n;
+}
+
+/* Renders each row once to learn its length. */
+static bool list_measure(md_list *l, sbuf *scratch)
+{
+    sb_reset(scratch);
+    md_list_head(l, scratch);
+    l->head_len = scratch->n;
+    sb_reset(scratch);
+    md_list_tail(l, scratch);
+    l->tail_len = scratch->n;
+    for (size_t k = 0; k < l->n; k++) {
+        sb_reset(scratch);
+        md_list_row(l, k, scratch);
+        l->len[k] = scratch->n;
+    }
+    return !scratch->oom;
+}
+
+static size_t list_size(const md_list *l)
+{
+    size_t n = l->head_len + l->tail_len + note_len(l->n - l->keep);
+    for (size_t k = 0; k < l->keep; k++)
+        n += l->len[k];
+    return n;
+}
+
+/* ---- Markdown: the document ---------------------------------------------------------- */
+
+typedef struct {
+    const kd_report *r;
+    sbuf prelude;
+    sbuf summary[3];
+    md_list lists[3][L_KINDS];
+    size_t n_stages;
+} md_doc;
+
+static void md_doc_free(md_doc *m)
+{
+    sb_free(&m->prelude);
+    for (size_t s = 0; s < 3; s++) {
+        sb_free(&m->summary[s]);
+        for (int k = 0; k < L_KINDS; k++) {
+            free(m->lists[s][k].rows);
+            free(m->lists[s][k].len);
+        }
+    }
+}
+
+static bool md_doc_build(md_doc *m, const kd_report *r)
+{
+    memset(m, 0, sizeof *m);
+    m->r = r;
+    m->n_stages = r->diff->n_stages;
+    sb_printf(&m->prelude, "%s\n\n", gate_line(r));
+    md_warnings(r, &m->prelude);
+    md_inputs(r, &m->prelude);
+    if (!m->n_stages)
+        sb_puts(&m->prelude, "No stage is present on both sides: nothing was compared.\n");
+    bool ok = !m->prelude.oom;
+    sbuf scratch = {0};
+    for (size_t s = 0; ok && s < m->n_stages; s++) {
+        md_summary(r, &r->diff->stages[s], &m->summary[s]);
+        ok = !m->summary[s].oom;
+        for (int k = 0; ok && k < L_KINDS; k++) {
+            md_list *l = &m->lists[s][k];
+            l->kind = (md_kind)k;
+            l->r = r;
+            l->st = &r->diff->stages[s];
+            ok = list_select(l) && list_measure(l, &scratch);
+        }
+    }
+    sb_free(&scratch);
+    return ok;
+}
+
+static size_t md_doc_size(const md_doc *m)
+{
+    size_t n = m->prelude.n;
+    for (size_t s = 0; s < m->n_stages; s++) {
+        n += m->summary[s].n;
+        for (int k = 0; k < L_KINDS; k++)
+            n += list_size(&m->lists[s][k]);
+    }
+    return n;
+}
+
+/* Refills one tier's lists, in document order, row by row while the whole
+ * stays under the limit (each list keeps a prefix of its rows). */
+static void md_fill_tier(md_doc *m, md_tier t)
+{
+    size_t total = md_doc_size(m);
+    for (size_t s = 0; s < m->n_stages; s++)
+        for (int k = 0; k < L_KINDS; k++) {
+            md_list *l = &m->lists[s][k];
+            if (tier_of[k] != t)
+                continue;
+            while (l->keep < l->n) {
+                size_t grow = l->len[l->keep] + note_len(l->n - l->keep - 1);
+                size_t shrink = note_len(l->n - l->keep);
+                if (total + grow - shrink >= KD_MARKDOWN_LIMIT)
+                    break;
+                total = total + grow - shrink;
+                l->keep++;
+            }
+        }
+}
+
+/* product.md §5: under the limit by cutting the full table first, then the
+ * added/removed lists, the priority changes and the top lists. */
+static void md_doc_fit(md_doc *m)
+{
+    static const md_tier order[] = {TIER_FULL, TIER_ADDREM, TIER_PRIORITY, TIER_TOP};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        if (md_doc_size(m) < KD_MARKDOWN_LIMIT)
+            return;
+        for (size_t s = 0; s < m->n_stages; s++)
+            for (int k = 0; k < L_KINDS; k++)
+                if (tier_of[k] == order[i])
+                    m->lists[s][k].keep = 0;
+        if (md_doc_size(m) < KD_MARKDOWN_LIMIT) {
+            md_fill_tier(m, order[i]);
+            return;
+        }
+    }
+}
+
+static bool md_doc_write(const md_doc *m, FILE *out)
+{
+    sbuf b = {0};
+    fwrite(sb_str(&m->prelude), 1, m->prelude.n, out);
+    for (size_t s = 0; s < m->n_stages; s++) {
+        fwrite(sb_str(&m->summary[s]), 1, m->summary[s].n, out);
+        for (int k = 0; k < L_KINDS; k++) {
+            const md_list *l = &m->lists[s][k];
+            sb_reset(&b);
+            md_list_head(l, &b);
+            for (size_t i = 0; i < l->keep; i++)
+                md_list_row(l, i, &b);
+            md_note(l->n - l->keep, &b);
+            md_list_tail(l, &b);
+            fwrite(sb_str(&b), 1, b.n, out);
+        }
+    }
+    bool ok = !b.oom;
+    sb_free(&b);
+    return ok && !ferror(out);
+}
+
+bool kd_diff_write_markdown(const kd_report *r, FILE *out)
+{
+    md_doc m;
+    bool ok = md_doc_build(&m, r);
+    if (ok) {
+        md_doc_fit(&m);
+        ok = md_doc_write(&m, out);
+    }
+    md_doc_free(&m);
+    return ok;
+}
+
+/* ---- CSV ---------------------------------------------------------------------------- */
+
+static const char *const csv_side_fields[] = {
+    "launches",   "total_us",       "exposed_us", "hidden_us",      "hidden_by_compute_us",
+    "share_pct",  "exposed_ratio",  "hidden_ratio", "priority",     "verdict",
+    "recommendation", "dependency_risk", "python_scope", NULL};
+
+static const char *const csv_tail_fields[] = {"d_total_us", "d_exposed_us", "d_hidden_us", "pct_total",
+                                              "pct_exposed", "pct_hidden", "priority_change", NULL};
+
+static void csv_header(FILE *out)
+{
+    fputs("stage,kernel,category,match,baseline_name,candidate_name", out);
+    for (int side = 0; side < 2; side++)
+        for (size_t i = 0; csv_side_fields[i]; i++)
+            fprintf(out, ",%s%s", side ? "c_" : "b_", csv_side_fields[i]);
+    for (size_t i = 0; csv_tail_fields[i]; i++)
+        fprintf(out, ",%s", csv_tail_fields[i]);
+    fputc('\n', out);
+}
+
+/* a text cell (libcsv quoting); NULL is an empty cell */
+static void csv_text(FILE *out, const char *s, bool first)
+{
+    if (!first)
+        fputc(',', out);
+    if (s)
+        csv_fwrite(out, s, strlen(s));
+}
+
+/* a number cell; NaN (and an absent side) is an empty cell */
+static void csv_number(FILE *out, int prec, double v, bool present)
+{
+    char buf[64];
+    fputc(',', out);
+    if (present && isfinite(v))
+        fputs(fmt_fixed(buf, sizeof buf, prec, v), out);
+}
+
+static void csv_side(FILE *out, const kd_diff_side *s)
+{
+    bool p = s->present;
+    fputc(',', out);
+    if (p)
+        fprintf(out, "%" PRIu64, s->launches);
+    csv_number(out, 3, s->total_us, p);
+    csv_number(out, 3, s->exposed_us, p);
+    csv_number(out, 3, s->hidden_us, p);
+    csv_number(out, 3, s->hidden_by_compute_us, p);
+    csv_number(out, 4, s->share_pct, p);
+    csv_number(out, 4, s->exposed_ratio, p);
+    csv_number(out, 4, s->hidden_ratio, p);
+    csv_text(out, p ? s->priority : NULL, false);
+    csv_text(out, p ? s->verdict : NULL, false);
+    csv_text(out, p ? s->recommendation : NULL, false);
+    csv_text(out, p ? s->dependency_risk : NULL, false);
+    csv_text(out, p ? (s->python_scope ? s->python_scope : "") : NULL, false);
+}
+
+static void csv_row(FILE *out, kd_stage stage, const kd_diff_row *r)
+{
+    csv_text(out, kd_stage_name(stage), true);
+    csv_text(out, r->name, false);
+    csv_text(out, kd_category_name(r->category), false);
+    csv_text(out, kd_diff_row_kind(r), false);
+    csv_text(out, r->base.present ? r->base.name : NULL, false);
+    csv_text(out, r->cand.present ? r->cand.name : NULL, false);
+    csv_side(out, &r->base);
+    csv_side(out, &r->cand);
+    csv_number(out, 3, r->d_total_us, true);
+    csv_number(out, 3, r->d_exposed_us, true);
+    csv_number(out, 3, r->d_hidden_us, true);
+    csv_number(out, 4, r->pct_total, true);
+    csv_number(out, 4, r->pct_exposed, true);
+    csv_number(out, 4, r->pct_hidden, true);
+    csv_text(out, r->priority_change, false);
+    fputc('\n', out);
+}
+
+bool kd_diff_write_csv(const kd_report *r, FILE *out)
+{
+    csv_header(out);
+    for (size_t s = 0; s < r->diff->n_stages; s++) {
+        const kd_diff_stage *st = &r->diff->stages[s];
+        for (size_t i = 0; i < st->n_rows; i++)
+            csv_row(out, st->stage, &st->rows[i]);
+    }
+    return fflush(out) == 0 && !ferror(out);
+}
+
+/* ---- JSON --------------------------------------------------------------------------- */
+
+static void json_str_or_null(kd_json *j, const char *s)
+{
+    if (s)
+        kd_json_str(j, s);
+    else
+        kd_json_null(j);
+}
+
+static void json_files(kd_json *j, const kd_trace_set *f)
+{
+    kd_json_array_open(j);
+    for (size_t i = 0; i < f->n; i++)
+        kd_json_str(j, f->files[i].path);
+    kd_json_array_close(j);
+}
+
+static void json_inputs(kd_json *j, const kd_report *r)
+{
+    const kd_diff *d = r->diff;
+    kd_json_key(j, "inputs");
+    kd_json_map_open(j);
+    kd_json_key(j, "baseline");
+    kd_json_str(j, opt_path(r, false));
+    kd_json_key(j, "candidate");
+    kd_json_str(j, opt_path(r, true));
+    kd_json_key(j, "baseline_mapping");
+    json_str_or_null(j, opt_mapping(r, false));
+    kd_json_key(j, "candidate_mapping");
+    json_str_or_null(j, opt_mapping(r, true));
+    kd_json_key(j, "baseline_files");
+    json_files(j, side_files(r, false));
+    kd_json_key(j, "candidate_files");
+    json_files(j, side_files(r, true));
+    kd_json_key(j, "baseline_pid");
+    json_str_or_null(j, d->n_stages ? stage_pid(d->stages[0].base) : NULL);
+    kd_json_key(j, "candidate_pid");
+    json_str_or_null(j, d->n_stages ? stage_pid(d->stages[0].cand) : NULL);
+    kd_json_key(j, "normalize");
+    kd_json_str(j, normalized(r) ? "steps" : "none");
+    kd_json_key(j, "steps");
+    kd_json_map_open(j);
+    kd_json_key(j, "baseline");
+    kd_json_int(j, (int64_t)d->steps_base);
+    kd_json_key(j, "candidate");
+    kd_json_int(j, (int64_t)d->steps_cand);
+    kd_json_map_close(j);
+    kd_json_map_close(j);
+}
+
+static void json_threshold(kd_json *j, const char *key, const kd_gate *g)
+{
+    kd_json_key(j, key);
+    if (!g || !g->set) {
+        kd_json_null(j);
+        return;
+    }
+    kd_json_map_open(j);
+    kd_json_key(j, "rel_pct");
+    if (g->rel_pct < 0)
+        kd_json_null(j);
+    else
+        kd_json_double(j, g->rel_pct);
+    kd_json_key(j, "abs_us");
+    kd_json_double(j, g->abs_us);
+    kd_json_map_close(j);
+}
+
+static const char *verdict_name(const kd_report *r)
+{
+    if (!r->gate)
+        return "pass";
+    switch (r->gate->verdict) {
+    case KD_VERDICT_FAIL: return "fail";
+    case KD_VERDICT_WARN: return "warn";
+    default: return "pass";
+    }
+}
+
+static void json_gate(kd_json *j, const kd_report *r)
+{
+    kd_json_key(j, "gate");
+    kd_json_map_open(j);
+    kd_json_key(j, "verdict");
+    kd_json_str(j, verdict_name(r));
+    kd_json_key(j, "line");
+    kd_json_str(j, gate_line(r));
+    json_threshold(j, "fail_on", r->fail);
+    json_threshold(j, "warn_on", r->warn);
+    kd_json_map_close(j);
+    kd_json_key(j, "warnings");
+    kd_json_array_open(j);
+    for (size_t i = 0; i < n_warnings(r); i++)
+        kd_json_str(j, warning_at(r, i));
+    kd_json_array_close(j);
+}
+
+/* One side's (or the delta's) summary; launches as a signed difference for
+ * the delta. */
+static void json_summary(kd_json *j, const kd_stage_summary *s, const kd_stage_summary *minus)
+{
+    kd_json_map_open(j);
+    kd_json_key(j, "busy_us");
+    kd_json_double(j, s->busy_us - (minus ? minus->busy_us : 0.0));
+    kd_json_key(j, "overlap_us");
+    kd_json_double(j, s->overlap_us - (minus ? minus->overlap_us : 0.0));
+    kd_json_key(j, "max_concurrent_streams");
+    kd_json_double(j, s->max_concurrent_streams - (minus ? minus->max_concurrent_streams : 0.0));
+    kd_json_key(j, "launches");
+    kd_json_int(j, (int64_t)s->launches - (minus ? (int64_t)minus->launches : 0));
+    kd_json_key(j, "communication_launches");
+    kd_json_int(j, (int64_t)s->comm_kernels - (minus ? (int64_t)minus->comm_kernels : 0));
+    kd_json_key(j, "categories");
+    kd_json_map_open(j);
+    for (int k = 0; k < KD_CAT_COUNT; k++) {
+        kd_category c = category_order[k];
+        const kd_time_split *x = &s->by_category[c], *y = minus ? &minus->by_category[c] : NULL;
+        kd_json_key(j, kd_category_name(c));
+        kd_json_map_open(j);
+        kd_json_key(j, "total_us");
+        kd_json_double(j, x->total_us - (y ? y->total_us : 0.0));
+        kd_json_key(j, "exposed_us");
+        kd_json_double(j, x->exposed_us - (y ? y->exposed_us : 0.0));
+        kd_json_key(j, "hidden_us");
+        kd_json_double(j, x->hidden_us - (y ? y->hidden_us : 0.0));
+        kd_json_map_close(j);
+    }
+    kd_json_map_close(j);
+    kd_json_map_close(j);
+}
+
+static void json_num_key(kd_json *j, const char *prefix, const char *key, bool present, double v)
+{
+    char k[64];
+    snprintf(k, sizeof k, "%s%s", prefix, key);
+    kd_json_key(j, k);
+    if (present)
+        kd_json_double(j, v);
+    else
+        kd_json_null(j);
+}
+
+static void json_str_key(kd_json *j, const char *prefix, const char *key, bool present, const char *v)
+{
+    char k[64];
+    snprintf(k, sizeof k, "%s%s", prefix, key);
+    kd_json_key(j, k);
+    json_str_or_null(j, present ? v : NULL);
+}
+
+static void json_side(kd_json *j, const char *prefix, const kd_diff_side *s)
+{
+    bool p = s->present;
+    char k[64];
+    snprintf(k, sizeof k, "%slaunches", prefix);
+    kd_json_key(j, k);
+    if (p)
+        kd_json_int(j, (int64_t)s->launches);
+    else
+        kd_json_null(j);
+    json_num_key(j, prefix, "total_us", p, s->total_us);
+    json_num_key(j, prefix, "exposed_us", p, s->exposed_us);
+    json_num_key(j, prefix, "hidden_us", p, s->hidden_us);
+    json_num_key(j, prefix, "hidden_by_compute_us", p, s->hidden_by_compute_us);
+    json_num_key(j, prefix, "share_pct", p, s->share_pct);
+    json_num_key(j, prefix, "exposed_ratio", p, s->exposed_ratio);
+    json_num_key(j, prefix, "hidden_ratio", p, s->hidden_ratio);
+    json_str_key(j, prefix, "priority", p, s->priority);
+    json_str_key(j, prefix, "verdict", p, s->verdict);
+    json_str_key(j, prefix, "recommendation", p, s->recommendation);
+    json_str_key(j, prefix, "dependency_risk", p, s->dependency_risk);
+    json_str_key(j, prefix, "python_scope", p, s->python_scope ? s->python_scope : "");
+}
+
+static void json_row(kd_json *j, kd_stage stage, const kd_diff_row *r)
+{
+    kd_json_map_open(j);
+    json_str_key(j, "", "stage", true, kd_stage_name(stage));
+    json_str_key(j, "", "kernel", true, r->name);
+    json_str_key(j, "", "category", true, kd_category_name(r->category));
+    json_str_key(j, "", "match", true, kd_diff_row_kind(r));
+    json_str_key(j, "", "baseline_name", r->base.present, r->base.name);
+    json_str_key(j, "", "candidate_name", r->cand.present, r->cand.name);
+    json_side(j, "b_", &r->base);
+    json_side(j, "c_", &r->cand);
+    json_num_key(j, "", "d_total_us", true, r->d_total_us);
+    json_num_key(j, "", "d_exposed_us", true, r->d_exposed_us);
+    json_num_key(j, "", "d_hidden_us", true, r->d_hidden_us);
+    json_num_key(j, "", "pct_total", true, r->pct_total);
+    json_num_key(j, "", "pct_exposed", true, r->pct_exposed);
+    json_num_key(j, "", "pct_hidden", true, r->pct_hidden);
+    json_str_key(j, "", "priority_change", true, r->priority_change);
+    kd_json_map_close(j);
+}
+
+static void json_stage(kd_json *j, const kd_diff_stage *s)
+{
+    kd_json_map_open(j);
+    json_str_key(j, "", "stage", true, kd_stage_name(s->stage));
+    json_str_key(j, "", "display", true, kd_stage_display_name(s->stage));
+    json_str_key(j, "", "baseline_pid", true, stage_pid(s->base));
+    json_str_key(j, "", "candidate_pid", true, stage_pid(s->cand));
+    kd_json_key(j, "summary");
+    kd_json_map_open(j);
+    kd_json_key(j, "baseline");
+    json_summary(j, &s->sum_base, NULL);
+    kd_json_key(j, "candidate");
+    json_summary(j, &s->sum_cand, NULL);
+    kd_json_key(j, "delta");
+    json_summary(j, &s->sum_cand, &s->sum_base);
+    kd_json_map_close(j);
+    kd_json_key(j, "rows");
+    kd_json_array_open(j);
+    for (size_t i = 0; i < s->n_rows; i++)
+        json_row(j, s->stage, &s->rows[i]);
+    kd_json_array_close(j);
+    kd_json_map_close(j);
+}
+
+bool kd_diff_write_json(const kd_report *r, FILE *out)
+{
+    kd_json j;
+    if (!kd_json_open(&j, out, true))
+        return false;
+    kd_json_map_open(&j);
+    kd_json_key(&j, "schema");
+    kd_json_str(&j, "kerndiff.diff/1");
+    json_inputs(&j, r);
+    json_gate(&j, r);
+    kd_json_key(&j, "stages");
+    kd_json_array_open(&j);
+    for (size_t s = 0; s < r->diff->n_stages; s++)
+        json_stage(&j, &r->diff->stages[s]);
+    kd_json_array_close(&j);
+    kd_json_map_close(&j);
+    bool ok = kd_json_close(&j);
+    if (fputc('\n', out) == EOF)
+        ok = false;
+    return ok && !ferror(out);
+}
+
+/* ---- text ------------------------------------------------------------------------------ */
+
+enum { X_KERNEL, X_CAT, X_MATCH, X_BEXP, X_CEXP, X_DEXP, X_DPCT, X_BTOT, X_CTOT, X_PRIO, X_COLS };
+
+static const char *const text_headers[X_COLS] = {"KERNEL",    "CATEGORY",  "MATCH",   "B_EXPOSED",
+                                                 "C_EXPOSED", "D_EXPOSED", "D_EXP%",  "B_TOTAL",
+                                                 "C_TOTAL",   "PRIORITY"};
+
+#define X_CELL 256
+
+/* control characters would reach the terminal: '?' instead */
+static void text_sanitize(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
+static void text_cell_short(char *cell, const char *s, size_t max)
+{
+    char *t = kd_short_name(s, max);
+    snprintf(cell, X_CELL, "%s", t ? t : "");
+    free(t);
+    text_sanitize(cell);
+}
+
+static void text_side_num(char *cell, const kd_diff_side *s, double v)
+{
+    if (s->present)
+        fmt_fixed(cell, X_CELL, 1, v);
+    else
+        snprintf(cell, X_CELL, "-");
+}
+
+static void text_cells(const kd_diff_row *r, char cells[X_COLS][X_CELL])
+{
+    text_cell_short(cells[X_KERNEL], r->name, KD_REPORT_TEXT_NAME);
+    snprintf(cells[X_CAT], X_CELL, "%s", kd_category_name(r->category));
+    snprintf(cells[X_MATCH], X_CELL, "%s", kd_diff_row_kind(r));
+    text_side_num(cells[X_BEXP], &r->base, r->base.exposed_us);
+    text_side_num(cells[X_CEXP], &r->cand, r->cand.exposed_us);
+    fmt_signed(cells[X_DEXP], X_CELL, 1, r->d_exposed_us);
+    fmt_row_pct(cells[X_DPCT], X_CELL, r, r->pct_exposed);
+    text_side_num(cells[X_BTOT], &r->base, r->base.total_us);
+    text_side_num(cells[X_CTOT], &r->cand, r->cand.total_us);
+    snprintf(cells[X_PRIO], X_CELL, "%s", r->priority_change);
+}
+
+static bool text_numeric(int c) { return c >= X_BEXP && c <= X_CTOT; }
+
+static void text_print_row(FILE *out, char cells[X_COLS][X_CELL], const size_t *width)
+{
+    for (int c = 0; c < X_COLS; c++) {
+        size_t len = kd_utf8_len(cells[c]);
+        int pad = (int)(width[c] > len ? width[c] - len : 0);
+        if (text_numeric(c))
+            fprintf(out, "%*s%s", pad, "", cells[c]);
+        else if (c == X_COLS - 1)
+            fputs(cells[c], out);
+        else
+            fprintf(out, "%s%*s", cells[c], pad, "");
+        if (c < X_COLS - 1)
+            fputs("  ", out);
+    }
+    fputc('\n', out);
+}
+
+/* the shown rows: the first KD_REPORT_TEXT_ROWS changed ones */
+static size_t text_pick(const kd_diff_stage *s, size_t *pick, size_t *changed)
+{
+    size_t n = 0;
+    *changed = 0;
+    for (size_t i = 0; i < s->n_rows; i++) {
+        if (!row_is_changed(&s->rows[i]))
+            continue;
+        if (n < KD_REPORT_TEXT_ROWS)
+            pick[n++] = i;
+        (*changed)++;
+    }
+    return n;
+}
+
+static void text_summary(const kd_report *r, const kd_diff_stage *s, FILE *out)
+{
+    const char *u = time_unit(r);
+    double bb = s->sum_base.busy_us, bc = s->sum_cand.busy_us;
+    double eb = kd_stage_exposed_comm(&s->sum_base), ec = kd_stage_exposed_comm(&s->sum_cand);
+    char a[64], b[64], c[64], d[64], e[64], f[64], g[64], h[64];
+    fprintf(out, "\n== %s: busy %s -> %s %s (%s, %s); exposed communication %s -> %s %s (%s, %s)\n",
+            kd_stage_display_name(s->stage), fmt_fixed(a, sizeof a, 1, bb), fmt_fixed(b, sizeof b, 1, bc), u,
+            fmt_signed(c, sizeof c, 1, bc - bb), fmt_rel(d, sizeof d, bb, bc), fmt_fixed(e, sizeof e, 1, eb),
+            fmt_fixed(f, sizeof f, 1, ec), u, fmt_signed(g, sizeof g, 1, ec - eb), fmt_rel(h, sizeof h, eb, ec));
+}
+
+static bool text_stage(const kd_report *r, const kd_diff_stage *s, FILE *out)
+{
+    text_summary(r, s, out);
+    size_t *pick = malloc((s->n_rows ? s->n_rows : 1) * sizeof *pick), changed;
+    if (!pick)
+        return false;
+    size_t n = text_pick(s, pick, &changed);
+    if (n) {
+        size_t width[X_COLS];
+        char cells[X_COLS][X_CELL];
+        for (int c = 0; c < X_COLS; c++)
+            width[c] = strlen(text_headers[c]);
+        for (size_t i = 0; i < n; i++) {
+            text_cells(&s->rows[pick[i]], cells);
+            for (int c = 0; c < X_COLS; c++)
+                if (kd_utf8_len(cells[c]) > width[c])
+                    width[c] = kd_utf8_len(cells[c]);
+        }
+        for (int c = 0; c < X_COLS; c++)
+            snprintf(cells[c], X_CELL, "%s", text_headers[c]);
+        text_print_row(out, cells, width);
+        for (size_t i = 0; i < n; i++) {
+            text_cells(&s->rows[pick[i]], cells);
+            text_print_row(out, cells, width);
+        }
+    } else {
+        fputs("(no kernel changed)\n", out);
+    }
+    if (changed > n)
+        fprintf(out, "%zu more changed rows not shown; see --csv or --json\n", changed - n);
+    if (s->n_rows > changed)
+        fprintf(out, "%zu unchanged rows hidden\n", s->n_rows - changed);
+    free(pick);
+    return true;
+}
+
+static void text_inputs(const kd_report *r, FILE *out)
+{
+    for (int side = 0; side < 2; side++) {
+        sbuf pids = {0};
+        char path[X_CELL * 2];
+        side_pids(r->diff, side == 1, &pids);
+        snprintf(path, sizeof path, "%s", opt_path(r, side == 1));
+        text_sanitize(path);
+        fprintf(out, "%s %s (pid %s, %.0f ProfilerSteps)", side ? "candidate:" : "baseline: ", path,
+                pids.n ? sb_str(&pids) : "-", side ? r->diff->steps_cand : r->diff->steps_base);
+        const char *m = opt_mapping(r, side == 1);
+        if (m) {
+            snprintf(path, sizeof path, "%s", m);
+            text_sanitize(path);
+            fprintf(out, ", mapping %s", path);
+        }
+        fputc('\n', out);
+        sb_free(&pids);
+    }
+    fprintf(out, "normalization: %s\n", normalized(r) ? "steps (every time is per ProfilerStep)" : "none");
+}
+
+bool kd_diff_write_text(const kd_report *r, FILE *out)
+{
+    fprintf(out, "%s\n", gate_line(r));
+    for (size_t i = 0; i < n_warnings(r); i++)
+        fprintf(out, "WARNING: %s\n", warning_at(r, i));
+    text_inputs(r, out);
+    if (!r->diff->n_stages)
+        fputs("\nno stage is present on both sides: nothing was compared\n", out);
+    bool ok = true;
+    for (size_t s = 0; ok && s < r->diff->n_stages; s++)
+        ok = text_stage(r, &r->diff->stages[s], out);
+    return ok && !ferror(out);
+}

@@ -59,8 +59,10 @@ static bool side_has_kernels(const kd_side *s)
 /* One stage's formal analysis (reference §3.5 steps 3–4 and the candidate
  * lists). Each formal bundle is the exact pick of one rendered stage, so its
  * events are swept once. */
-static kd_status analyse_stage(kd_triage_stage *ts, size_t limit, kd_error *err)
+static kd_status analyse_stage(kd_triage *t, kd_triage_stage *ts, const kd_triage_options *opt,
+                               kd_error *err)
 {
+    size_t limit = opt->limit;
     kd_bundle *b = ts->formal;
     kd_status st = kd_analyze_overlap_in(b->events, b->n, b->trace->strings, &ts->overlap, err);
     if (!st)
@@ -71,7 +73,19 @@ static kd_status analyse_stage(kd_triage_stage *ts, size_t limit, kd_error *err)
     ts->n_top_low_roi = kd_top_hidden_low_roi(&ts->aggregates, ts->top_low_roi);
     /* reference §3.5 steps 5–7: the source map comes from the mapping bundle,
      * looked up with the loop stage */
-    st = kd_source_map_build(ts->mapping, ts->stage, NULL, NULL, &ts->sources, err);
+    kd_kmap_lookup_fn lookup_fn = t->kernel_sites ? kd_kernel_map_lookup : NULL;
+    void *lookup_ctx = t->kernel_sites ? &t->mapping_kernel_map : NULL;
+    const kd_stage_payload *payload =
+        t->kernel_sites ? kd_formal_payload_for(&t->formal_payloads, ts->stage) : NULL;
+    if (opt->dump_internals && payload) {
+        st = kd_source_map_build(ts->mapping, ts->stage, lookup_fn, lookup_ctx,
+                                 &ts->sources_mapping_only, err);
+        if (st)
+            return st;
+    }
+    st = kd_source_map_build(ts->mapping, ts->stage, lookup_fn, lookup_ctx, &ts->sources, err);
+    if (!st)
+        st = kd_source_map_merge_payload(&ts->sources, payload, err);
     if (st)
         return st;
     kd_source_lookup lookup;
@@ -87,6 +101,36 @@ static kd_status analyse_stage(kd_triage_stage *ts, size_t limit, kd_error *err)
 bool kd_triage_row_rendered(const kd_triage_options *opt, const kd_action_row *r)
 {
     return r->share_pct >= opt->min_share;
+}
+
+static kd_stage *path_stages(const kd_side *s)
+{
+    kd_stage *v = malloc((s->n ? s->n : 1) * sizeof *v);
+    for (size_t i = 0; v && i < s->n; i++)
+        v[i] = s->files.files[i].stage;
+    return v;
+}
+
+/* The two kernel-site payloads (reference §2.3): the mapping kernel map, from
+ * every mapping trace, answers lookups for kernels without a scope chain; the
+ * formal stage payloads are merged into each stage's source map. */
+static kd_status build_kernel_sites(const kd_triage_options *opt, kd_triage *t, kd_error *err)
+{
+    t->framework = opt->framework_set
+                       ? opt->framework
+                       : kd_framework_detect(t->mapping->traces, t->mapping->n,
+                                             opt->mapping_path ? opt->mapping_path : opt->formal_path);
+    kd_stage *ms = path_stages(t->mapping), *fs = path_stages(&t->formal);
+    kd_status st = ms && fs ? KD_OK : kd_fail(err, KD_ENOMEM, "out of memory");
+    if (!st)
+        st = kd_kernel_map_build(t->mapping->traces, ms, t->mapping->n, t->framework,
+                                 &t->mapping_kernel_map, err);
+    if (!st)
+        st = kd_formal_payloads_build(t->formal.traces, fs, t->formal.n, &t->formal_payloads, err);
+    free(ms);
+    free(fs);
+    t->kernel_sites = st == KD_OK;
+    return st;
 }
 
 kd_status kd_triage_run(const kd_triage_options *opt, kd_triage *out, kd_error *err)
@@ -113,6 +157,10 @@ kd_status kd_triage_run(const kd_triage_options *opt, kd_triage *out, kd_error *
             kd_triage_free(out);
             return kd_fail(err, KD_EINPUT, "%s", msg);
         }
+    if (!opt->no_kernel_map && (st = build_kernel_sites(opt, out, err))) {
+        kd_triage_free(out);
+        return st;
+    }
     kd_stage stages[3];
     size_t n = kd_render_stages(&out->formal.bundles, stages);
     kd_bundle_map *mapping_bundles =
@@ -130,7 +178,7 @@ kd_status kd_triage_run(const kd_triage_options *opt, kd_triage *out, kd_error *
             ts->mapping = NULL;
             continue;
         }
-        st = analyse_stage(ts, opt->limit, err);
+        st = analyse_stage(out, ts, opt, err);
         if (st) {
             kd_triage_free(out);
             return st;
@@ -144,8 +192,11 @@ void kd_triage_free(kd_triage *t)
     for (size_t i = 0; i < t->n_stages; i++) {
         kd_aggregate_list_free(&t->stages[i].aggregates);
         kd_source_map_free(&t->stages[i].sources);
+        kd_source_map_free(&t->stages[i].sources_mapping_only);
         kd_action_rows_free(&t->stages[i].rows);
     }
+    kd_kernel_map_free(&t->mapping_kernel_map);
+    kd_kernel_map_free(&t->formal_payloads);
     kd_side_free(&t->formal);
     kd_side_free(&t->mapping_own);
     memset(t, 0, sizeof *t);
@@ -326,9 +377,10 @@ static void write_stage(kd_json *j, const kd_triage_stage *ts, const kd_triage_o
     kd_json_key(j, "top_hidden_low_roi");
     write_name_list(j, ft->strings, &ts->aggregates, ts->top_low_roi, ts->n_top_low_roi);
     if (opt->dump_internals) {
-        /* no kernel-site payload is merged yet: the map before and after are one */
+        /* without a formal payload the map before and after the merge are one */
         kd_json_key(j, "source_map_mapping_only");
-        write_source_map(j, &ts->sources, false);
+        write_source_map(j, ts->sources_mapping_only.strings ? &ts->sources_mapping_only : &ts->sources,
+                         false);
     }
     kd_json_key(j, "source_map");
     write_source_map(j, &ts->sources, true);
@@ -355,6 +407,20 @@ bool kd_triage_write_json(const kd_triage *t, const kd_triage_options *opt, FILE
     kd_json_key(&j, "schema"); kd_json_str(&j, "kerndiff.triage/1");
     write_paths(&j, "mapping_traces", t->mapping);
     write_paths(&j, "formal_traces", &t->formal);
+    if (opt->dump_internals) {
+        kd_json_key(&j, "mapping_kernel_map");
+        if (t->kernel_sites)
+            kd_kernel_map_write_json(&j, &t->mapping_kernel_map);
+        else
+            kd_json_null(&j);
+        kd_json_key(&j, "formal_stage_payloads");
+        if (t->kernel_sites) {
+            kd_kernel_map_write_json(&j, &t->formal_payloads);
+        } else {
+            kd_json_map_open(&j);
+            kd_json_map_close(&j);
+        }
+    }
     kd_json_key(&j, "stages");
     kd_json_map_open(&j);
     for (size_t i = 0; i < t->n_stages; i++) {

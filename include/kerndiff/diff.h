@@ -23,6 +23,8 @@ typedef struct {
     double min_share; /* render bar of the action rows shown in reports */
     bool normalize_steps; /* --normalize steps */
     bool no_kernel_map;
+    bool framework_set;
+    kd_framework framework;
     bool sequential; /* load the sides one after the other (tests) */
 } kd_diff_options;
 

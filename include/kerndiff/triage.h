@@ -8,6 +8,7 @@
 
 #include "kerndiff/aggregate.h"
 #include "kerndiff/error.h"
+#include "kerndiff/kernelsites.h"
 #include "kerndiff/overlap.h"
 #include "kerndiff/rows.h"
 #include "kerndiff/side.h"
@@ -23,6 +24,8 @@ typedef struct {
     size_t limit;              /* --limit: action rows per stage, 0 = all */
     double min_share;          /* --min-share: render bar in percent (default 1.0) */
     bool no_kernel_map;        /* --no-kernel-map: no kernel-site payloads */
+    bool framework_set;        /* --framework given (else auto-detected) */
+    kd_framework framework;    /* mapping kernel map sampling (reference §3.1) */
 } kd_triage_options;
 
 /* One rendered stage: both bundles (NULL when the stage is skipped) and the
@@ -36,6 +39,7 @@ typedef struct {
     size_t top_overlap[5], n_top_overlap;
     size_t top_low_roi[5], n_top_low_roi;
     kd_source_map sources; /* after the formal payload merge */
+    kd_source_map sources_mapping_only; /* before it; built only for --dump-internals */
     kd_action_rows rows;   /* all action rows (after --limit) */
 } kd_triage_stage;
 
@@ -43,6 +47,10 @@ typedef struct {
     kd_side formal;
     kd_side mapping_own; /* used when a separate mapping trace is given */
     const kd_side *mapping;
+    bool kernel_sites;            /* the payloads below were built */
+    kd_framework framework;       /* used for the mapping kernel map */
+    kd_kernel_map mapping_kernel_map;
+    kd_kernel_map formal_payloads;
     kd_triage_stage stages[3];
     size_t n_stages;
 } kd_triage;

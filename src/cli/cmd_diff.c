@@ -35,6 +35,9 @@ static void diff_help(void)
            "  --markdown FILE        also write the Markdown report (PR comment) to FILE\n"
            "  --csv FILE             also write the CSV rows to FILE\n"
            "  --json FILE            also write the JSON report to FILE ('-' = stdout)\n"
+           "  --framework FW     auto (default), sglang, vllm, trtllm or tokenspeed: how the\n"
+           "                     mapping trace is sampled for kernel sites\n"
+           "  --framework FW         auto (default), sglang, vllm, trtllm, tokenspeed\n"
            "  --no-kernel-map        do not use kernel-site payloads (debug)\n"
            "  -q, --quiet            nothing on stdout (files and the verdict line only)\n"
            "  -h, --help             this help\n"
@@ -109,6 +112,7 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
         {"csv", required_argument, NULL, 'c'},
         {"json", required_argument, NULL, 'j'},
         {"no-kernel-map", no_argument, NULL, 'K'},
+        {"framework", required_argument, NULL, 'w'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -150,6 +154,14 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
         case 'c': o->files[1] = optarg; break;
         case 'j': o->files[2] = optarg; break;
         case 'K': o->d.no_kernel_map = true; break;
+        case 'w': {
+            bool is_auto;
+            if (!kd_framework_parse(optarg, &o->d.framework, &is_auto))
+                return kd_cli_usage_error("diff", "--framework must be auto, sglang, vllm, trtllm or tokenspeed, not '%s'",
+                                          optarg);
+            o->d.framework_set = !is_auto;
+            break;
+        }
         case 'q': o->quiet = true; break;
         case 'h': diff_help(); return -1;
         default:

@@ -32,6 +32,8 @@ static void triage_help(void)
            "  --json FILE        also write the JSON document to FILE\n"
            "  --dump-internals   JSON: also every kernel event and the source map before\n"
            "                     the kernel-site merge\n"
+           "  --framework FW     auto (default), sglang, vllm, trtllm or tokenspeed: how the\n"
+           "                     mapping trace is sampled for kernel sites\n"
            "  --no-kernel-map    do not use kernel-site payloads (debug)\n"
            "  -q, --quiet        nothing on stdout (files only)\n"
            "  -h, --help         this help\n"
@@ -96,7 +98,8 @@ static int parse_triage_args(int argc, char **argv, triage_cli *o)
         {"min-share", required_argument, NULL, 'S'}, {"format", required_argument, NULL, 'f'},
         {"markdown", required_argument, NULL, 'M'}, {"csv", required_argument, NULL, 'C'},
         {"json", required_argument, NULL, 'j'},     {"dump-internals", no_argument, NULL, 'd'},
-        {"no-kernel-map", no_argument, NULL, 'K'},  {"quiet", no_argument, NULL, 'q'},
+        {"no-kernel-map", no_argument, NULL, 'K'},
+        {"framework", required_argument, NULL, 'w'},  {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     int c;
@@ -127,6 +130,14 @@ static int parse_triage_args(int argc, char **argv, triage_cli *o)
         case 'j': o->files[2] = optarg; break;
         case 'd': o->t.dump_internals = true; break;
         case 'K': o->t.no_kernel_map = true; break;
+        case 'w': {
+            bool is_auto;
+            if (!kd_framework_parse(optarg, &o->t.framework, &is_auto))
+                return kd_cli_usage_error("triage", "--framework must be auto, sglang, vllm, trtllm or tokenspeed, not '%s'",
+                                          optarg);
+            o->t.framework_set = !is_auto;
+            break;
+        }
         case 'q': o->quiet = true; break;
         case 'h': triage_help(); return -1;
         default:
