@@ -812,8 +812,10 @@ static bool count_entry(kd_source_map *sm, kd_source_stats *st, const kd_kernel_
         ok = count(sm, &st->scope, bl, 1) && count(sm, &st->site_share, bl, 1);
         for (size_t i = 0; ok && i < entry->n_sites; i++) {
             const kd_site *site = &entry->sites[i];
-            kd_sid d = site->display_location ? site->display_location : site->location;
-            const char *raw = str_or_empty(es, d);
+            /* display_location or location: an empty string is falsy too */
+            const char *raw = str_or_empty(es, site->display_location);
+            if (!*raw)
+                raw = str_or_empty(es, site->location);
             char *dl = *raw ? kd_strip(raw) : strdup("");
             if (!dl) {
                 ok = false;
