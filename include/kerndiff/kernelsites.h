@@ -75,8 +75,10 @@ void kd_kernel_map_free(kd_kernel_map *m);
 /* kd_kmap_lookup_fn for a mapping kernel map (ctx = kd_kernel_map *):
  * lookup_kernel_map_entry (§9): relaxed_kernel_entry_lookup in each alias
  * stage (extend -> extend, prefill, all; decode -> decode, all; X -> X, all),
- * then in global. Memoized per (stage, name), so it mutates the map's private
- * state: not thread-safe. NULL when nothing matches (or on out-of-memory). */
+ * then in global. The relaxed indices are built on the first lookup (the
+ * payloads must not change afterwards) and answers are memoized per (stage,
+ * name), so it mutates the map's private state: not thread-safe. NULL when
+ * nothing matches (or on out-of-memory). */
 const kd_kernel_entry *kd_kernel_map_lookup(void *kernel_map, kd_stage stage, const char *name,
                                             const kd_interner **strings);
 
