@@ -558,15 +558,18 @@ START_TEST(test_alias_weight_by_matched_position)
     ck_lookup(&ix, "Memset_flash_attn_fwd_combine", &sc, NULL, 1, KD_MATCH_ALIAS);
     kd_relaxed_index_free(&ix);
 
-    /* both groups hit by one key add up: 1000 + 16 + 2000 + 6 = 3022 beats a
-     * memset-only key with bonus 1000 (3006) */
+    /* both groups hit by one key add up: 1000 + 16 + 2000 + 6 = 3022, against
+     * a memset-only key's 2006 + bonus: 1015 -> 3021 loses, 1017 -> 3023 wins */
     const char *keys2[] = {"km", "kboth"};
     const char *texts2[] = {"memset", "memset flashattnfwdsm90"};
-    int bonus3[] = {1000, 0};
+    int bonus3[] = {1015, 0};
     alias_fixture fx2 = {texts2, bonus3, 0};
     kd_alias_scorer sc2 = {fx_text, fx_bonus, &fx2};
     build(&ix, keys2, 2);
     ck_lookup(&ix, "Memset_flash_attn_fwd_combine", &sc2, NULL, 1, KD_MATCH_ALIAS);
+    int bonus4[] = {1017, 0};
+    fx2.bonus = bonus4;
+    ck_lookup(&ix, "Memset_flash_attn_fwd_combine", &sc2, NULL, 0, KD_MATCH_ALIAS);
     kd_relaxed_index_free(&ix);
 }
 END_TEST

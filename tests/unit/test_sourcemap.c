@@ -382,7 +382,9 @@ START_TEST(test_cpu_context_last_six_meaningful)
     jb_kernel(&b, "k6", 1000, 5, 2, NOID);
     char nm[64];
     for (int i = 0; i < 8; i++) {
-        snprintf(nm, sizeof nm, "python/sglang/l.py(%d): f%d", i, i);
+        /* f0 and f1 would win choose_best_scope (python/sglang, 50) if they
+         * were in the chain */
+        snprintf(nm, sizeof nm, "%s/l.py(%d): f%d", i < 2 ? "python/sglang" : "other", i, i);
         jb_frame(&b, nm, 1, 3, 400 + i, 200 - 2 * i);
         if (i == 3)
             jb_frame(&b, "torch/nn/modules/module.py(1): _call_impl", 1, 3, 403.5, 150);
@@ -392,11 +394,10 @@ START_TEST(test_cpu_context_last_six_meaningful)
     smfx_build(&f, &b, KD_STAGE_ALL, NULL, NULL);
     const kd_source_stats *s = get(&f.sm, "k6");
     /* chain = f2..f7 (ignored-prefix frame not meaningful); key = last 4;
-     * best = f7 (index 5, 55) */
+     * best = f7 (index 5 + 10) */
     ck_counter(&f.sm, &s->chain,
-               "python/sglang/l.py(4): f4 -> python/sglang/l.py(5): f5 -> python/sglang/l.py(6): f6 -> "
-               "python/sglang/l.py(7): f7=1");
-    ck_counter(&f.sm, &s->scope, "python/sglang/l.py(7): f7=1");
+               "other/l.py(4): f4 -> other/l.py(5): f5 -> other/l.py(6): f6 -> other/l.py(7): f7=1");
+    ck_counter(&f.sm, &s->scope, "other/l.py(7): f7=1");
     /* launch op = short_name(normalize_text(op name), 100) */
     ck_counter(&f.sm, &s->launch_op, "aten::linear op=1");
     smfx_free(&f);
@@ -599,19 +600,21 @@ START_TEST(test_temporal_last_six)
     jb_kernel(&b, "kt", 1000, 1, NOID, NOID);
     char nm[64];
     for (int i = 0; i < 8; i++) {
-        snprintf(nm, sizeof nm, "python/sglang/n.py(%d): g%d", i, i);
+        snprintf(nm, sizeof nm, "%s/n.py(%d): g%d", i < 2 ? "python/sglang" : "other", i, i);
         jb_frame(&b, nm, 20 + i, 1, 900 + i, 200 - 2 * i);
     }
     /* a repeat of g1's name inside: deduplicated, first position kept */
     jb_frame(&b, "python/sglang/n.py(1): g1", 40, 1, 999, 2);
+    /* a repeat of g7's: deduplicated too (g7 stays last) */
+    jb_frame(&b, "other/n.py(7): g7", 41, 1, 999.5, 1);
     smfx f;
     smfx_build(&f, &b, KD_STAGE_ALL, NULL, NULL);
     const kd_source_stats *s = get(&f.sm, "kt");
     /* last 6 = g2..g7; chain key = last 4 */
     ck_counter(&f.sm, &s->chain,
-               "python/sglang/n.py(4): g4 -> python/sglang/n.py(5): g5 -> python/sglang/n.py(6): g6 -> "
-               "python/sglang/n.py(7): g7=1");
-    ck_counter(&f.sm, &s->scope, "python/sglang/n.py(7): g7=1");
+               "other/n.py(4): g4 -> other/n.py(5): g5 -> other/n.py(6): g6 -> other/n.py(7): g7=1");
+    /* g0 / g1 (python/sglang) are cut: the best is g7 */
+    ck_counter(&f.sm, &s->scope, "other/n.py(7): g7=1");
     smfx_free(&f);
 }
 END_TEST
