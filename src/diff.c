@@ -292,18 +292,20 @@ static bool match_relaxed(side_view *b, side_view *c)
 
 /* ---- rows ------------------------------------------------------------------------ */
 
-static const kd_action_row *action_row_of(const kd_triage_stage *ts, size_t agg)
+/* The kernel's action row on that side, if it clears the render bar: rows the
+ * triage table would not show do not make a priority change either. */
+static const kd_action_row *action_row_of(const kd_triage_stage *ts, size_t agg, double min_share)
 {
     for (size_t i = 0; i < ts->rows.n; i++)
-        if (ts->rows.v[i].aggregate == agg)
+        if (ts->rows.v[i].aggregate == agg && ts->rows.v[i].share_pct >= min_share)
             return &ts->rows.v[i];
     return NULL;
 }
 
-static void fill_side(const side_view *v, size_t i, double scale, kd_diff_side *s)
+static void fill_side(const side_view *v, size_t i, double scale, double min_share, kd_diff_side *s)
 {
     const kd_aggregate *a = &v->ts->aggregates.v[i];
-    const kd_action_row *r = action_row_of(v->ts, i);
+    const kd_action_row *r = action_row_of(v->ts, i, min_share);
     double busy = v->ts->overlap.total_busy_us;
     const kd_source_stats *src = kd_source_map_get(&v->ts->sources, v->names[i]);
     const char *scope = src ? kd_source_stats_best(&v->ts->sources, &src->scope) : NULL;
@@ -358,7 +360,8 @@ static int cmp_rows(const void *pa, const void *pb)
     return (a->category > b->category) - (a->category < b->category);
 }
 
-static bool build_rows(kd_diff_stage *ds, side_view *b, side_view *c, double sb, double sc)
+static bool build_rows(kd_diff_stage *ds, side_view *b, side_view *c, double sb, double sc,
+                       double min_share)
 {
     size_t nb = b->ts->aggregates.n, nc = c->ts->aggregates.n, n = 0;
     ds->rows = calloc(nb + nc + 1, sizeof *ds->rows);
@@ -366,9 +369,9 @@ static bool build_rows(kd_diff_stage *ds, side_view *b, side_view *c, double sb,
         return false;
     for (size_t i = 0; i < nc; i++) {
         kd_diff_row *r = &ds->rows[n++];
-        fill_side(c, i, sc, &r->cand);
+        fill_side(c, i, sc, min_share, &r->cand);
         if (c->match[i] >= 0)
-            fill_side(b, (size_t)c->match[i], sb, &r->base);
+            fill_side(b, (size_t)c->match[i], sb, min_share, &r->base);
         r->match = c->kind[i];
         r->name = r->cand.name;
         r->category = r->cand.category;
@@ -378,7 +381,7 @@ static bool build_rows(kd_diff_stage *ds, side_view *b, side_view *c, double sb,
         if (b->match[i] >= 0)
             continue;
         kd_diff_row *r = &ds->rows[n++];
-        fill_side(b, i, sb, &r->base);
+        fill_side(b, i, sb, min_share, &r->base);
         r->match = KD_MATCH_NONE;
         r->name = r->base.name;
         r->category = r->base.category;
@@ -398,13 +401,13 @@ const char *kd_diff_row_kind(const kd_diff_row *r)
     return kd_match_kind_name(r->match);
 }
 
-static bool diff_stage(kd_diff_stage *ds, double sb, double sc)
+static bool diff_stage(kd_diff_stage *ds, double sb, double sc, double min_share)
 {
     side_view b, c;
     memset(&b, 0, sizeof b);
     memset(&c, 0, sizeof c);
     bool ok = view_init(&b, ds->base) && view_init(&c, ds->cand) && match_exact(&b, &c) &&
-              match_relaxed(&b, &c) && build_rows(ds, &b, &c, sb, sc);
+              match_relaxed(&b, &c) && build_rows(ds, &b, &c, sb, sc, min_share);
     summarize(ds->base, sb, &ds->sum_base);
     summarize(ds->cand, sc, &ds->sum_cand);
     view_free(&b);
@@ -518,7 +521,7 @@ kd_status kd_diff_run(const kd_diff_options *opt, kd_diff *out, kd_error *err)
     if (!st && !pair_stages(out))
         st = kd_fail(err, KD_ENOMEM, "out of memory");
     for (size_t i = 0; !st && i < out->n_stages; i++)
-        if (!diff_stage(&out->stages[i], out->scale_base, out->scale_cand))
+        if (!diff_stage(&out->stages[i], out->scale_base, out->scale_cand, opt->min_share))
             st = kd_fail(err, KD_ENOMEM, "out of memory matching kernels");
     if (!st && !warn_missing_comm(out))
         st = kd_fail(err, KD_ENOMEM, "out of memory");

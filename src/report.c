@@ -332,7 +332,7 @@ static void md_files_cell(const kd_report *r, bool cand, sbuf *b)
 static bool files_differ(const kd_report *r, bool cand)
 {
     const kd_trace_set *f = side_files(r, cand);
-    return f->n != 1 || strcmp(f->files[0].path, opt_path(r, cand)) != 0;
+    return f->n > 1 || (f->n == 1 && strcmp(f->files[0].path, opt_path(r, cand)) != 0);
 }
 
 static void md_inputs(const kd_report *r, sbuf *b)
@@ -540,6 +540,15 @@ static void md_pair(sbuf *b, const kd_diff_row *r, int prec, double bv, double c
               r->cand.present ? fmt_fixed(y, sizeof y, prec, cv) : "—");
 }
 
+/* the change, or "= P4" when an unchanged priority exists */
+static void md_priority_change(sbuf *b, const kd_diff_row *r)
+{
+    if (strcmp(r->priority_change, "=") == 0 && r->cand.present && r->cand.priority)
+        sb_printf(b, "= %s", r->cand.priority);
+    else
+        sb_puts(b, r->priority_change);
+}
+
 static void md_row_full(const md_list *l, size_t k, sbuf *b)
 {
     const kd_diff_row *r = &l->st->rows[l->rows[k]];
@@ -559,7 +568,9 @@ static void md_row_full(const md_list *l, size_t k, sbuf *b)
     sb_printf(b, " | %s | %s | ", fmt_signed(x, sizeof x, 1, r->d_exposed_us),
               fmt_row_pct(y, sizeof y, r, r->pct_exposed));
     md_pair(b, r, 1, r->base.hidden_us, r->cand.hidden_us);
-    sb_printf(b, " | %s | ", r->priority_change);
+    sb_puts(b, " | ");
+    md_priority_change(b, r);
+    sb_puts(b, " | ");
     const char *scope = r->cand.present ? r->cand.python_scope : r->base.python_scope;
     md_escape(b, scope && *scope ? scope : "-");
     sb_puts(b, " |\n");
@@ -1265,7 +1276,7 @@ static bool text_stage(const kd_report *r, const kd_diff_stage *s, FILE *out)
     if (changed > n)
         fprintf(out, "%zu more changed rows not shown; see --csv or --json\n", changed - n);
     if (s->n_rows > changed)
-        fprintf(out, "%zu unchanged rows hidden\n", s->n_rows - changed);
+        fprintf(out, "%zu unchanged row%s hidden\n", s->n_rows - changed, s->n_rows - changed == 1 ? "" : "s");
     free(pick);
     return true;
 }

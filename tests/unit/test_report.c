@@ -1,16 +1,704 @@
-/* test_report.c — unit tests of src/report.c. */
+/* test_report.c — unit tests of src/report.c (product.md §5) on a kd_diff
+ * built by hand (no traces): two stages with rows of every kind (exact,
+ * long-prefix, prefix, added, removed), a priority change, a NaN percent and
+ * a kernel name made to break Markdown and CSV. Checks the Markdown sections,
+ * escaping and size limit, that the CSV parses back with libcsv, that the
+ * JSON parses with yajl_tree, and that every format is deterministic. */
 #include "config.h"
 
+#include <csv.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_tree.h>
+
+#include "kerndiff/report.h"
 #include "suites.h"
 
-START_TEST(test_report_placeholder) { ck_assert_int_eq(1, 1); }
+#define EVIL "evil|name<script>`x`\nline2\\\"q\","
+#define N_CSV_COLUMNS 39
+
+/* ---- a hand-made diff ----------------------------------------------------------- */
+
+typedef struct {
+    kd_diff d;
+    kd_trace traces[2];
+    kd_bundle bundles[2];
+    kd_triage_stage ts[2];
+    kd_diff_options opt;
+    kd_gate fail, warn;
+    kd_gate_result gate;
+    kd_report rep;
+    char *warnings[2];
+    char **names; /* generated names, freed at the end */
+    size_t n_names;
+} fixture;
+
+static void side(kd_diff_side *s, const char *name, kd_category c, double exposed, double hidden,
+                 const char *priority)
+{
+    memset(s, 0, sizeof *s);
+    s->present = true;
+    s->name = name;
+    s->category = c;
+    s->launches = 4;
+    s->exposed_us = exposed;
+    s->hidden_us = hidden;
+    s->total_us = exposed + hidden;
+    s->hidden_by_compute_us = hidden / 2;
+    s->share_pct = s->total_us / 10.0;
+    s->exposed_ratio = s->total_us > 0 ? exposed / s->total_us : 0.0;
+    s->hidden_ratio = s->total_us > 0 ? hidden / s->total_us : 0.0;
+    s->priority = priority;
+    s->verdict = priority ? "headroom" : NULL;
+    s->recommendation = priority ? "check deps" : NULL;
+    s->dependency_risk = priority ? "high" : NULL;
+    s->python_scope = "python/sglang/srt/layers/linear.py(450): forward";
+}
+
+static double rel(double d, double b) { return b != 0.0 ? d / b * 100.0 : NAN; }
+
+/* as diff.c's finish_row */
+static void finish(kd_diff_row *r, kd_match_kind m)
+{
+    r->match = m;
+    r->name = r->cand.present ? r->cand.name : r->base.name;
+    r->category = r->cand.present ? r->cand.category : r->base.category;
+    r->d_total_us = r->cand.total_us - r->base.total_us;
+    r->d_exposed_us = r->cand.exposed_us - r->base.exposed_us;
+    r->d_hidden_us = r->cand.hidden_us - r->base.hidden_us;
+    r->pct_total = rel(r->d_total_us, r->base.total_us);
+    r->pct_exposed = rel(r->d_exposed_us, r->base.exposed_us);
+    r->pct_hidden = rel(r->d_hidden_us, r->base.hidden_us);
+    const char *bp = r->base.priority, *cp = r->cand.priority;
+    if ((!bp && !cp) || (bp && cp && strcmp(bp, cp) == 0))
+        snprintf(r->priority_change, sizeof r->priority_change, "=");
+    else if (!bp)
+        snprintf(r->priority_change, sizeof r->priority_change, "new %s", cp);
+    else
+        snprintf(r->priority_change, sizeof r->priority_change, "%s->%s", bp, cp ? cp : "none");
+}
+
+static const char long_base[] =
+    "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cutlass::gemm::GemmShape<128, 128, 64>, "
+    "cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_128x128_64x3_tn_align8, Swizzle<1>, 3>>";
+static const char long_cand[] =
+    "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cutlass::gemm::GemmShape<128, 128, 64>, "
+    "cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_128x128_64x3_tn_align8, Swizzle<8>, 4>>";
+
+/* stage 0 (extend): one row of every kind */
+static kd_diff_row *extend_rows(size_t *n)
+{
+    kd_diff_row *r = calloc(7, sizeof *r);
+    ck_assert_ptr_nonnull(r);
+    const char *nccl = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+    side(&r[0].base, nccl, KD_CAT_COMMUNICATION, 180.0, 0.0, "P1");
+    side(&r[0].cand, nccl, KD_CAT_COMMUNICATION, 0.0, 180.9, NULL); /* P1->none, improvement */
+    finish(&r[0], KD_MATCH_EXACT);
+    side(&r[1].cand, "void flashinfer::norm::FusedAddRMSNormKernel<8u>", KD_CAT_COMPUTE, 40.0, 0.0, NULL);
+    finish(&r[1], KD_MATCH_NONE); /* added */
+    side(&r[2].base, "void at::native::add_kernel<float>", KD_CAT_ELEMENTWISE, 32.0, 0.0, "P2");
+    finish(&r[2], KD_MATCH_NONE); /* removed */
+    side(&r[3].base, EVIL, KD_CAT_OTHER, 10.0, 1.0, NULL);
+    side(&r[3].cand, EVIL, KD_CAT_OTHER, 20.0, 1.0, NULL); /* regression */
+    finish(&r[3], KD_MATCH_EXACT);
+    side(&r[4].base, long_base, KD_CAT_COMPUTE, 239.4, 0.0, "P2");
+    side(&r[4].cand, long_cand, KD_CAT_COMPUTE, 231.4, 0.0, "P2");
+    finish(&r[4], KD_MATCH_LONG_PREFIX);
+    side(&r[5].base, "void sgl_kernel::silu_and_mul_kernel<bf16>", KD_CAT_ELEMENTWISE, 0.0, 5.0, "P2");
+    side(&r[5].cand, "void sgl_kernel::silu_and_mul_kernel<bf16>", KD_CAT_ELEMENTWISE, 0.5, 5.0, "P1");
+    finish(&r[5], KD_MATCH_EXACT); /* P2->P1, NaN percent */
+    side(&r[6].base, "Memcpy DtoD (Device -> Device)", KD_CAT_MEMORY, 0.0, 30.0, NULL);
+    side(&r[6].cand, "Memcpy DtoD (Device -> Device)", KD_CAT_MEMORY, 0.0, 30.0, NULL);
+    finish(&r[6], KD_MATCH_EXACT); /* unchanged */
+    *n = 7;
+    return r;
+}
+
+/* stage 1 (decode): a prefix match and an unchanged row */
+static kd_diff_row *decode_rows(size_t *n)
+{
+    kd_diff_row *r = calloc(2, sizeof *r);
+    ck_assert_ptr_nonnull(r);
+    side(&r[0].base, "gemm_kernel", KD_CAT_COMPUTE, 50.0, 0.0, NULL);
+    side(&r[0].cand, "gemm_kernel_v2", KD_CAT_COMPUTE, 55.0, 0.0, NULL);
+    finish(&r[0], KD_MATCH_PREFIX);
+    side(&r[1].base, "rotary_kernel", KD_CAT_ELEMENTWISE, 3.0, 0.0, NULL);
+    side(&r[1].cand, "rotary_kernel", KD_CAT_ELEMENTWISE, 3.0, 0.0, NULL);
+    finish(&r[1], KD_MATCH_EXACT);
+    *n = 2;
+    return r;
+}
+
+static void summary(kd_stage_summary *s, double comm_exposed)
+{
+    memset(s, 0, sizeof *s);
+    s->busy_us = 1000.0;
+    s->overlap_us = 100.0;
+    s->max_concurrent_streams = 2.0;
+    s->launches = 40;
+    s->comm_kernels = 4;
+    s->by_category[KD_CAT_COMMUNICATION] = (kd_time_split){180.0, comm_exposed, 180.0 - comm_exposed};
+    s->by_category[KD_CAT_COMPUTE] = (kd_time_split){700.0, 650.0, 50.0};
+}
+
+static void fixture_init(fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    for (int i = 0; i < 2; i++) {
+        f->traces[i].strings = kd_interner_new();
+        ck_assert_ptr_nonnull(f->traces[i].strings);
+        f->bundles[i].trace = &f->traces[i];
+        f->bundles[i].pid = kd_intern_cstr(f->traces[i].strings, "TP00-gpu");
+        f->ts[i].formal = &f->bundles[i];
+    }
+    kd_diff *d = &f->d;
+    d->steps_base = 4;
+    d->steps_cand = 5;
+    d->scale_base = d->scale_cand = 1.0;
+    d->n_stages = 2;
+    d->stages[0].stage = KD_STAGE_EXTEND;
+    d->stages[0].rows = extend_rows(&d->stages[0].n_rows);
+    summary(&d->stages[0].sum_base, 180.0);
+    summary(&d->stages[0].sum_cand, 0.0);
+    d->stages[1].stage = KD_STAGE_DECODE;
+    d->stages[1].rows = decode_rows(&d->stages[1].n_rows);
+    summary(&d->stages[1].sum_base, 10.0);
+    summary(&d->stages[1].sum_cand, 10.0);
+    for (int s = 0; s < 2; s++) {
+        d->stages[s].base = &f->ts[0];
+        d->stages[s].cand = &f->ts[1];
+    }
+    f->warnings[0] = strdup("the sides have different ProfilerStep counts (baseline 4, candidate 5)");
+    f->warnings[1] = strdup("stage all | is only in the <baseline>");
+    d->warnings = f->warnings;
+    d->n_warnings = 2;
+    f->opt.baseline_path = "base|line.json.gz";
+    f->opt.candidate_path = "cand`idate<1>.json.gz";
+    f->opt.candidate_mapping = "mapping.json";
+    f->opt.min_share = 1.0;
+    ck_assert(kd_gate_parse("5%,200us", &f->fail, (char[128]){0}, 128));
+    kd_diff_gate(d, &f->fail, &f->warn, &f->gate);
+    f->rep = (kd_report){d, &f->opt, &f->fail, &f->warn, &f->gate};
+}
+
+static void fixture_free(fixture *f)
+{
+    for (size_t s = 0; s < f->d.n_stages; s++)
+        free(f->d.stages[s].rows);
+    for (int i = 0; i < 2; i++) {
+        free(f->warnings[i]);
+        kd_interner_free(f->traces[i].strings);
+    }
+    for (size_t i = 0; i < f->n_names; i++)
+        free(f->names[i]);
+    free(f->names);
+    kd_gate_result_free(&f->gate);
+}
+
+/* n rows of long, distinct names; only_added: every row has only a candidate */
+static void big_stage(fixture *f, size_t s, size_t n, size_t name_len, bool only_added)
+{
+    kd_diff_stage *st = &f->d.stages[s];
+    free(st->rows);
+    st->rows = calloc(n, sizeof *st->rows);
+    f->names = realloc(f->names, (f->n_names + n) * sizeof *f->names);
+    ck_assert(st->rows && f->names);
+    for (size_t i = 0; i < n; i++) {
+        char *name = malloc(name_len + 1);
+        ck_assert_ptr_nonnull(name);
+        int k = snprintf(name, name_len + 1, "kernel_%05zu<|`", i);
+        memset(name + k, 'x', name_len - (size_t)k);
+        name[name_len] = '\0';
+        f->names[f->n_names++] = name;
+        kd_diff_row *r = &st->rows[i];
+        double e = (double)(n - i);
+        if (!only_added)
+            side(&r->base, name, KD_CAT_COMPUTE, e, 1.0, NULL);
+        side(&r->cand, name, KD_CAT_COMPUTE, 2 * e, 1.0, NULL);
+        finish(r, only_added ? KD_MATCH_NONE : KD_MATCH_EXACT);
+    }
+    st->n_rows = n;
+}
+
+/* ---- rendering helpers ---------------------------------------------------------------- */
+
+typedef bool (*writer)(const kd_report *, FILE *);
+
+static char *render(const kd_report *r, writer w, size_t *len)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    ck_assert_ptr_nonnull(f);
+    ck_assert(w(r, f));
+    ck_assert_int_eq(fclose(f), 0);
+    if (len)
+        *len = n;
+    return buf;
+}
+
+/* cells of a Markdown table line: unescaped `|` (not after an odd run of `\`) */
+static size_t unescaped_pipes(const char *line, size_t len)
+{
+    size_t pipes = 0, bs = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (line[i] == '\\') {
+            bs++;
+            continue;
+        }
+        if (line[i] == '|' && bs % 2 == 0)
+            pipes++;
+        bs = 0;
+    }
+    return pipes;
+}
+
+/* every line of a table has as many cell separators as its header */
+static void check_tables(const char *md)
+{
+    size_t want = 0;
+    for (const char *p = md; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len && p[0] == '|') {
+            size_t n = unescaped_pipes(p, len);
+            if (!want)
+                want = n;
+            ck_assert_msg(n == want, "table line with %zu separators, header %zu: %.*s", n, want,
+                          (int)(len > 200 ? 200 : len), p);
+        } else {
+            want = 0;
+        }
+        p = e ? e + 1 : p + len;
+    }
+}
+
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* ---- Markdown --------------------------------------------------------------------------- */
+
+START_TEST(test_markdown_sections)
+{
+    fixture f;
+    fixture_init(&f);
+    char *md = render(&f.rep, kd_diff_write_markdown, NULL);
+    size_t vl = strlen(f.gate.line);
+    ck_assert_msg(strncmp(md, f.gate.line, vl) == 0 && md[vl] == '\n', "first line: %.120s", md);
+    ck_assert_msg(strstr(f.gate.line, "PASS") != NULL, "%s", f.gate.line);
+    static const char *const want[] = {
+        "> **Warning:** the sides have different ProfilerStep counts",
+        "**Inputs**",
+        "| pid | TP00-gpu | TP00-gpu |",
+        "| mapping | (the trace itself) | mapping.json |",
+        "| ProfilerSteps | 4 | 5 |",
+        "Normalization: **none**",
+        "### extend/prefill\n\n| metric | baseline | candidate | Δ | Δ% |",
+        "### decode\n",
+        "| busy time (us) | 1000.0 | 1000.0 | 0.0 | 0.0% |",
+        "| overlap time (us) |",
+        "| max concurrent streams | 2 | 2 | 0 | 0.0% |",
+        "| kernel launches | 40 | 40 | 0 | 0.0% |",
+        "| **communication exposed (us)** | 180.0 | 0.0 | -180.0 | -100.0% |",
+        "| communication hidden (us) | 0.0 | 180.0 | +180.0 | new |",
+        "| elementwise exposed (us) | 0.0 | 0.0 | 0.0 | n/a |",
+        "| other hidden (us) |",
+        "#### Top regressions (exposed time grew)",
+        "#### Top improvements (exposed time shrank)",
+        "#### Priority changes",
+        "#### Added kernels (candidate only): 1",
+        "#### Removed kernels (baseline only): 1",
+        "<details><summary>All 7 kernels</summary>",
+        "<details><summary>All 2 kernels</summary>",
+        "</details>",
+        "| long-prefix |",
+        "| prefix |",
+        "| +40.0 | new |",        /* added: percent "new" */
+        "| -32.0 | gone |",       /* removed: percent "gone" */
+        "| 0.0 | 0.5 | +0.5 | n/a |", /* NaN percent */
+        "| P2 check deps | P1 check deps | P2->P1 |",
+        "| P1 check deps | — | P1->none |",
+        "| (absent) | P2->none |",
+        "No kernel's exposed time shrank by 0.05 us or more.", /* decode has no improvement */
+        "No kernel was added.",
+        "<br>baseline: void cutlass::device_kernel",
+        NULL};
+    for (size_t i = 0; want[i]; i++)
+        ck_assert_msg(strstr(md, want[i]) != NULL, "missing: %s", want[i]);
+    /* top lists are shortened, the full table keeps the whole name */
+    ck_assert(strstr(md, "Swizzle&lt;8&gt;, 4&gt;&gt;<br>baseline:") != NULL);
+    ck_assert(strstr(md, "more rows not shown") == NULL);
+    check_tables(md);
+    free(md);
+    fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_markdown_escapes_trace_text)
+{
+    fixture f;
+    fixture_init(&f);
+    char *md = render(&f.rep, kd_diff_write_markdown, NULL);
+    ck_assert_msg(strstr(md, "evil\\|name&lt;script&gt;\\`x\\`<br>line2\\\\\"q\",") != NULL, "%s", md);
+    ck_assert(strstr(md, "<script>") == NULL);
+    ck_assert(strstr(md, "`x`") == NULL);
+    ck_assert(strstr(md, "evil|") == NULL);
+    ck_assert(strstr(md, "base\\|line.json.gz") != NULL);
+    ck_assert(strstr(md, "cand\\`idate&lt;1&gt;.json.gz") != NULL);
+    ck_assert(strstr(md, "stage all \\| is only in the &lt;baseline&gt;") != NULL);
+    /* the only raw '<' are the report's own tags */
+    for (const char *p = strchr(md, '<'); p; p = strchr(p + 1, '<'))
+        ck_assert_msg(strncmp(p, "<br>", 4) == 0 || strncmp(p, "<details>", 9) == 0 ||
+                          strncmp(p, "</details>", 10) == 0 || strncmp(p, "<summary>", 9) == 0 ||
+                          strncmp(p, "</summary>", 10) == 0,
+                      "raw <: %.40s", p);
+    check_tables(md);
+    free(md);
+    fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_markdown_limit_full_table)
+{
+    fixture f;
+    fixture_init(&f);
+    big_stage(&f, 0, 4000, 300, false);
+    size_t len;
+    char *md = render(&f.rep, kd_diff_write_markdown, &len);
+    ck_assert_uint_lt(len, KD_MARKDOWN_LIMIT);
+    ck_assert_uint_eq(strlen(md), len);
+    const char *note = strstr(md, " more rows not shown (limit 60,000 characters); see the CSV/JSON report");
+    ck_assert_ptr_nonnull(note);
+    /* the note counts the rows the full table left out */
+    const char *num = note;
+    while (num > md && num[-1] >= '0' && num[-1] <= '9')
+        num--;
+    size_t hidden = strtoul(num, NULL, 10);
+    const char *details = strstr(md, "<details><summary>All 4000 kernels</summary>");
+    ck_assert_ptr_nonnull(details);
+    size_t shown = 0;
+    for (const char *p = strstr(details, "\n| kernel_"); p && p < note; p = strstr(p + 1, "\n| kernel_"))
+        shown++;
+    ck_assert_uint_gt(shown, 0);
+    ck_assert_uint_eq(shown + hidden, 4000);
+    /* the top lists are whole; the table closes */
+    ck_assert_uint_eq(count_of(md, "#### Top regressions (exposed time grew): 10 of 4000"), 1);
+    ck_assert(strstr(md, "\n</details>\n") != NULL);
+    ck_assert(strstr(md, "### decode") != NULL);
+    check_tables(md);
+    free(md);
+    fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_markdown_limit_lists)
+{
+    /* so many added kernels that the added list is cut too */
+    fixture f;
+    fixture_init(&f);
+    big_stage(&f, 0, 3000, 2000, true);
+    size_t len;
+    char *md = render(&f.rep, kd_diff_write_markdown, &len);
+    ck_assert_uint_lt(len, KD_MARKDOWN_LIMIT);
+    ck_assert_uint_ge(count_of(md, "more rows not shown (limit 60,000 characters)"), 2);
+    ck_assert(strstr(md, "3000 more rows not shown") != NULL); /* the full table: no row at all */
+    ck_assert(strstr(md, "#### Added kernels (candidate only): 3000") != NULL);
+    ck_assert(strstr(md, "### decode") != NULL);
+    check_tables(md);
+    free(md);
+    fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_markdown_huge_name)
+{
+    /* one 1 MB kernel name: the report still fits */
+    fixture f;
+    fixture_init(&f);
+    big_stage(&f, 1, 3, 1 << 20, false);
+    size_t len;
+    char *md = render(&f.rep, kd_diff_write_markdown, &len);
+    ck_assert_uint_lt(len, KD_MARKDOWN_LIMIT);
+    ck_assert(strstr(md, "3 more rows not shown") != NULL);
+    check_tables(md);
+    free(md);
+    fixture_free(&f);
+}
+END_TEST
+
+/* ---- CSV ----------------------------------------------------------------------------------- */
+
+typedef struct {
+    size_t fields, records;
+    size_t *per_record;
+    char **cells; /* of every record, in order */
+    size_t n_cells;
+} csv_read;
+
+static void on_field(void *s, size_t len, void *data)
+{
+    csv_read *c = data;
+    c->cells = realloc(c->cells, (c->n_cells + 1) * sizeof *c->cells);
+    c->cells[c->n_cells] = strndup(s ? s : "", len);
+    c->n_cells++;
+    c->fields++;
+}
+
+static void on_record(int ch, void *data)
+{
+    (void)ch;
+    csv_read *c = data;
+    c->per_record = realloc(c->per_record, (c->records + 1) * sizeof *c->per_record);
+    c->per_record[c->records++] = c->fields;
+    c->fields = 0;
+}
+
+static void csv_read_all(const char *text, size_t len, csv_read *c)
+{
+    struct csv_parser p;
+    memset(c, 0, sizeof *c);
+    ck_assert_int_eq(csv_init(&p, CSV_STRICT | CSV_STRICT_FINI), 0);
+    ck_assert_uint_eq(csv_parse(&p, text, len, on_field, on_record, c), len);
+    ck_assert_int_eq(csv_fini(&p, on_field, on_record, c), 0);
+    csv_free(&p);
+}
+
+static void csv_read_free(csv_read *c)
+{
+    for (size_t i = 0; i < c->n_cells; i++)
+        free(c->cells[i]);
+    free(c->cells);
+    free(c->per_record);
+}
+
+static const char *cell(const csv_read *c, size_t record, const char *column)
+{
+    for (size_t k = 0; k < N_CSV_COLUMNS; k++)
+        if (strcmp(c->cells[k], column) == 0)
+            return c->cells[record * N_CSV_COLUMNS + k];
+    ck_abort_msg("no column %s", column);
+    return NULL;
+}
+
+START_TEST(test_csv_parses_back)
+{
+    fixture f;
+    fixture_init(&f);
+    size_t len;
+    char *text = render(&f.rep, kd_diff_write_csv, &len);
+    csv_read c;
+    csv_read_all(text, len, &c);
+    ck_assert_uint_eq(c.records, 1 + 7 + 2);
+    for (size_t i = 0; i < c.records; i++)
+        ck_assert_msg(c.per_record[i] == N_CSV_COLUMNS, "record %zu: %zu fields", i, c.per_record[i]);
+    ck_assert_str_eq(c.cells[0], "stage");
+    ck_assert_str_eq(c.cells[N_CSV_COLUMNS - 1], "priority_change");
+    /* record 1 = extend row 0 (nccl), P1->none */
+    ck_assert_str_eq(cell(&c, 1, "stage"), "extend");
+    ck_assert_str_eq(cell(&c, 1, "match"), "exact");
+    ck_assert_str_eq(cell(&c, 1, "b_exposed_us"), "180.000");
+    ck_assert_str_eq(cell(&c, 1, "c_exposed_us"), "0.000");
+    ck_assert_str_eq(cell(&c, 1, "d_exposed_us"), "-180.000");
+    ck_assert_str_eq(cell(&c, 1, "pct_exposed"), "-100.0000");
+    ck_assert_str_eq(cell(&c, 1, "pct_hidden"), ""); /* NaN */
+    ck_assert_str_eq(cell(&c, 1, "b_priority"), "P1");
+    ck_assert_str_eq(cell(&c, 1, "c_priority"), "");
+    ck_assert_str_eq(cell(&c, 1, "priority_change"), "P1->none");
+    /* added: the baseline side is empty */
+    ck_assert_str_eq(cell(&c, 2, "match"), "added");
+    ck_assert_str_eq(cell(&c, 2, "baseline_name"), "");
+    ck_assert_str_eq(cell(&c, 2, "b_launches"), "");
+    ck_assert_str_eq(cell(&c, 2, "b_total_us"), "");
+    ck_assert_str_eq(cell(&c, 2, "c_launches"), "4");
+    ck_assert_str_eq(cell(&c, 3, "match"), "removed");
+    ck_assert_str_eq(cell(&c, 3, "c_exposed_ratio"), "");
+    /* the malicious name round-trips */
+    ck_assert_str_eq(cell(&c, 4, "kernel"), EVIL);
+    ck_assert_str_eq(cell(&c, 5, "match"), "long-prefix");
+    ck_assert_str_eq(cell(&c, 5, "baseline_name"), long_base);
+    ck_assert_str_eq(cell(&c, 5, "candidate_name"), long_cand);
+    ck_assert_str_eq(cell(&c, 5, "b_share_pct"), "23.9400");
+    ck_assert_str_eq(cell(&c, 8, "stage"), "decode");
+    ck_assert_str_eq(cell(&c, 8, "match"), "prefix");
+    csv_read_free(&c);
+    free(text);
+    fixture_free(&f);
+}
+END_TEST
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+static yajl_val jget(yajl_val v, const char *a, const char *b, yajl_type t)
+{
+    const char *path[3] = {a, b, NULL};
+    return yajl_tree_get(v, path, t);
+}
+
+START_TEST(test_json_parses)
+{
+    fixture f;
+    fixture_init(&f);
+    char *text = render(&f.rep, kd_diff_write_json, NULL);
+    char err[256];
+    yajl_val doc = yajl_tree_parse(text, err, sizeof err);
+    ck_assert_msg(doc != NULL, "%s", err);
+    ck_assert_str_eq(YAJL_GET_STRING(jget(doc, "schema", NULL, yajl_t_string)), "kerndiff.diff/1");
+    ck_assert_str_eq(YAJL_GET_STRING(jget(doc, "gate", "verdict", yajl_t_string)), "pass");
+    ck_assert_str_eq(YAJL_GET_STRING(jget(doc, "gate", "line", yajl_t_string)), f.gate.line);
+    yajl_val fail = jget(doc, "gate", "fail_on", yajl_t_object);
+    ck_assert_ptr_nonnull(fail);
+    ck_assert(YAJL_GET_DOUBLE(jget(fail, "rel_pct", NULL, yajl_t_number)) == 5.0);
+    ck_assert(YAJL_GET_DOUBLE(jget(fail, "abs_us", NULL, yajl_t_number)) == 200.0);
+    ck_assert(YAJL_IS_NULL(jget(doc, "gate", "warn_on", yajl_t_any)));
+    ck_assert_str_eq(YAJL_GET_STRING(jget(doc, "inputs", "baseline", yajl_t_string)), "base|line.json.gz");
+    ck_assert(YAJL_IS_NULL(jget(doc, "inputs", "baseline_mapping", yajl_t_any)));
+    ck_assert_str_eq(YAJL_GET_STRING(jget(doc, "inputs", "candidate_mapping", yajl_t_string)), "mapping.json");
+    ck_assert_str_eq(YAJL_GET_STRING(jget(doc, "inputs", "baseline_pid", yajl_t_string)), "TP00-gpu");
+    ck_assert_str_eq(YAJL_GET_STRING(jget(doc, "inputs", "normalize", yajl_t_string)), "none");
+    ck_assert_ptr_nonnull(jget(doc, "inputs", "baseline_files", yajl_t_array));
+    ck_assert_uint_eq(YAJL_GET_ARRAY(jget(doc, "warnings", NULL, yajl_t_array))->len, 2);
+    yajl_val stages = jget(doc, "stages", NULL, yajl_t_array);
+    ck_assert_ptr_nonnull(stages);
+    ck_assert_uint_eq(YAJL_GET_ARRAY(stages)->len, 2);
+    yajl_val s0 = YAJL_GET_ARRAY(stages)->values[0];
+    ck_assert_str_eq(YAJL_GET_STRING(jget(s0, "stage", NULL, yajl_t_string)), "extend");
+    const char *sum_path[] = {"summary", "delta", "categories", "communication", "exposed_us", NULL};
+    ck_assert(YAJL_GET_DOUBLE(yajl_tree_get(s0, sum_path, yajl_t_number)) == -180.0);
+    const char *launch_path[] = {"summary", "baseline", "launches", NULL};
+    ck_assert(YAJL_GET_INTEGER(yajl_tree_get(s0, launch_path, yajl_t_number)) == 40);
+    yajl_val rows = jget(s0, "rows", NULL, yajl_t_array);
+    ck_assert_uint_eq(YAJL_GET_ARRAY(rows)->len, 7);
+    /* every CSV column is a field of every row */
+    char *csv = render(&f.rep, kd_diff_write_csv, NULL);
+    char *nl = strchr(csv, '\n');
+    *nl = '\0';
+    for (size_t i = 0; i < YAJL_GET_ARRAY(rows)->len; i++) {
+        yajl_val row = YAJL_GET_ARRAY(rows)->values[i];
+        ck_assert_uint_eq(YAJL_GET_OBJECT(row)->len, N_CSV_COLUMNS);
+        char *save = NULL;
+        char *hdr = strdup(csv);
+        for (char *k = strtok_r(hdr, ",", &save); k; k = strtok_r(NULL, ",", &save))
+            ck_assert_msg(jget(row, k, NULL, yajl_t_any) != NULL, "row %zu lacks %s", i, k);
+        free(hdr);
+    }
+    yajl_val added = YAJL_GET_ARRAY(rows)->values[1];
+    ck_assert_str_eq(YAJL_GET_STRING(jget(added, "match", NULL, yajl_t_string)), "added");
+    ck_assert(YAJL_IS_NULL(jget(added, "b_total_us", NULL, yajl_t_any)));
+    ck_assert(YAJL_IS_NULL(jget(added, "baseline_name", NULL, yajl_t_any)));
+    ck_assert(YAJL_IS_NULL(jget(added, "pct_exposed", NULL, yajl_t_any))); /* NaN */
+    yajl_val evil = YAJL_GET_ARRAY(rows)->values[3];
+    ck_assert_str_eq(YAJL_GET_STRING(jget(evil, "kernel", NULL, yajl_t_string)), EVIL);
+    free(csv);
+    yajl_tree_free(doc);
+    free(text);
+    fixture_free(&f);
+}
+END_TEST
+
+/* ---- text ------------------------------------------------------------------------------------ */
+
+START_TEST(test_text)
+{
+    fixture f;
+    fixture_init(&f);
+    char *t = render(&f.rep, kd_diff_write_text, NULL);
+    size_t vl = strlen(f.gate.line);
+    ck_assert(strncmp(t, f.gate.line, vl) == 0 && t[vl] == '\n');
+    ck_assert(strstr(t, "WARNING: the sides have different ProfilerStep counts") != NULL);
+    ck_assert(strstr(t, "== extend/prefill: busy 1000.0 -> 1000.0 us") != NULL);
+    ck_assert(strstr(t, "exposed communication 180.0 -> 0.0 us (-180.0, -100.0%)") != NULL);
+    ck_assert(strstr(t, "1 unchanged row hidden") != NULL); /* the memcpy */
+    ck_assert(strstr(t, "long-prefix") != NULL);
+    ck_assert(strstr(t, "P2->P1") != NULL);
+    ck_assert(strstr(t, "gone") != NULL && strstr(t, "new") != NULL);
+    ck_assert(strstr(t, "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUn...") != NULL);
+    for (const char *p = t; *p; p++)
+        ck_assert_msg(*p == '\n' || (unsigned char)*p >= 0x20, "control byte %d", *p);
+    free(t);
+    fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_text_limits_rows)
+{
+    fixture f;
+    fixture_init(&f);
+    big_stage(&f, 0, 100, 200, false);
+    char *t = render(&f.rep, kd_diff_write_text, NULL);
+    ck_assert(strstr(t, "60 more changed rows not shown") != NULL);
+    free(t);
+    fixture_free(&f);
+}
+END_TEST
+
+/* ---- determinism ------------------------------------------------------------------------------ */
+
+START_TEST(test_deterministic)
+{
+    static const writer writers[] = {kd_diff_write_markdown, kd_diff_write_csv, kd_diff_write_json,
+                                     kd_diff_write_text};
+    for (size_t w = 0; w < 4; w++) {
+        fixture a, b;
+        fixture_init(&a);
+        fixture_init(&b);
+        size_t la, lb;
+        char *x = render(&a.rep, writers[w], &la);
+        char *y = render(&b.rep, writers[w], &lb);
+        char *z = render(&a.rep, writers[w], NULL);
+        ck_assert_uint_eq(la, lb);
+        ck_assert(memcmp(x, y, la) == 0 && memcmp(x, z, la) == 0);
+        free(x);
+        free(y);
+        free(z);
+        fixture_free(&a);
+        fixture_free(&b);
+    }
+}
+END_TEST
+
+START_TEST(test_no_stage)
+{
+    fixture f;
+    fixture_init(&f);
+    size_t n = f.d.n_stages;
+    f.d.n_stages = 0;
+    char *md = render(&f.rep, kd_diff_write_markdown, NULL);
+    ck_assert(strstr(md, "No stage is present on both sides") != NULL);
+    char *js = render(&f.rep, kd_diff_write_json, NULL);
+    yajl_val doc = yajl_tree_parse(js, NULL, 0);
+    ck_assert_ptr_nonnull(doc);
+    ck_assert(YAJL_IS_NULL(jget(doc, "inputs", "baseline_pid", yajl_t_any)));
+    yajl_tree_free(doc);
+    free(js);
+    free(md);
+    f.d.n_stages = n;
+    fixture_free(&f);
+}
 END_TEST
 
 Suite *report_suite(void)
 {
     Suite *s = suite_create("report");
     TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_report_placeholder);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_markdown_sections);
+    tcase_add_test(tc, test_markdown_escapes_trace_text);
+    tcase_add_test(tc, test_markdown_limit_full_table);
+    tcase_add_test(tc, test_markdown_limit_lists);
+    tcase_add_test(tc, test_markdown_huge_name);
+    tcase_add_test(tc, test_csv_parses_back);
+    tcase_add_test(tc, test_json_parses);
+    tcase_add_test(tc, test_text);
+    tcase_add_test(tc, test_text_limits_rows);
+    tcase_add_test(tc, test_deterministic);
+    tcase_add_test(tc, test_no_stage);
     suite_add_tcase(s, tc);
     return s;
 }
