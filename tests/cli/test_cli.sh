@@ -474,6 +474,24 @@ if [ -n "$KD_SHARED" ] && [ -d "$KD_SHARED" ] && [ -f "$CORPUS_FILE" ]; then
         notok "corpus trace_diff_control: 60 nccl kernels" \
             "counted $(json_eval "$T/out" 'sum(1 for st in d["stages"].values() for e in st.get("events", []) if "nccl" in e["name"])')"
     fi
+    # the corpus diff pair: all three reports, readable by standard readers
+    TEST_FILE=$KD_SHARED/corpus/hta/trace_diff_test.json.gz
+    run "$KD_BIN" diff "$CORPUS_FILE" "$TEST_FILE" --csv "$T/c1.csv" --markdown "$T/c1.md" --json "$T/c1.json" -q
+    rc1=$rc
+    run "$KD_BIN" diff "$CORPUS_FILE" "$TEST_FILE" --csv "$T/c2.csv" --markdown "$T/c2.md" --json "$T/c2.json" -q
+    if [ "$rc1" -eq 0 ] && [ "$rc" -eq 0 ] &&
+        python3 -c 'import csv,sys; r=list(csv.reader(open(sys.argv[1]))); assert len(r) > 1 and all(len(x)==len(r[0]) for x in r)' "$T/c1.csv" &&
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=="kerndiff.diff/1"' "$T/c1.json" &&
+        [ "$(wc -m <"$T/c1.md")" -lt 60000 ]; then
+        ok "corpus diff control -> test: CSV parses, JSON parses, Markdown under 60,000 characters"
+    else
+        notok "corpus diff control -> test: CSV parses, JSON parses, Markdown under 60,000 characters" "rc=$rc1/$rc, stderr: $(err_text)"
+    fi
+    if cmp -s "$T/c1.csv" "$T/c2.csv" && cmp -s "$T/c1.md" "$T/c2.md" && cmp -s "$T/c1.json" "$T/c2.json"; then
+        ok "corpus diff twice: identical bytes"
+    else
+        notok "corpus diff twice: identical bytes" "outputs differ"
+    fi
 else
     echo "SKIP - shared corpus checks (no ${CORPUS_FILE:-KD_SHARED/corpus/hta/trace_diff_control.json.gz})"
 fi
