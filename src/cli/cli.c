@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,4 +125,57 @@ void kd_output_abort(kd_output *o)
     }
     o->tmp = NULL;
     o->fp = NULL;
+}
+
+bool kd_cli_parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || end == s || v < 0)
+        return false;
+    *out = (size_t)v;
+    return true;
+}
+
+bool kd_cli_parse_share(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end != s && *end == '%')
+        end++;
+    if (errno || *end || end == s || !isfinite(v) || v < 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool kd_cli_write_outputs(const char *const files[], size_t n,
+                          bool (*write)(void *ctx, size_t i, FILE *fp), void *ctx)
+{
+    kd_output outs[8];
+    bool opened[8] = {false};
+    bool ok = n <= 8;
+    for (size_t i = 0; i < n && ok; i++) {
+        if (!files[i])
+            continue;
+        ok = kd_output_open(&outs[i], files[i]);
+        if (!ok)
+            break;
+        opened[i] = true;
+        if (!write(ctx, i, outs[i].fp)) {
+            kd_cli_error("%s: write error", files[i]);
+            ok = false;
+        }
+    }
+    for (size_t i = 0; i < n && i < 8; i++) {
+        if (!opened[i])
+            continue;
+        if (ok)
+            ok = kd_output_commit(&outs[i]);
+        else
+            kd_output_abort(&outs[i]);
+    }
+    return ok;
 }

@@ -39,6 +39,15 @@ void kd_output_abort(kd_output *o);
  * any work when an output cannot be created. */
 bool kd_output_check(const char *path);
 
+/* Option values: a whole number >= 0; a percentage >= 0 ("1.5" or "1.5%"). */
+bool kd_cli_parse_size(const char *s, size_t *out);
+bool kd_cli_parse_share(const char *s, double *out);
+
+/* Writes every named output (files[i] may be NULL) with write(ctx, i, fp),
+ * each atomically; if any fails, none is left behind. */
+bool kd_cli_write_outputs(const char *const files[], size_t n,
+                          bool (*write)(void *ctx, size_t i, FILE *fp), void *ctx);
+
 int kd_cmd_inspect(int argc, char **argv);
 int kd_cmd_triage(int argc, char **argv);
 int kd_cmd_diff(int argc, char **argv);

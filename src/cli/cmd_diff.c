@@ -1,9 +1,7 @@
 /* cmd_diff.c — `kerndiff diff BASELINE CANDIDATE [options]` and its CI gate. */
 #include "config.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,30 +69,6 @@ typedef struct {
     bool quiet;
 } diff_cli;
 
-static bool parse_size(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || end == s || v < 0)
-        return false;
-    *out = (size_t)v;
-    return true;
-}
-
-static bool parse_share(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end != s && *end == '%')
-        end++;
-    if (errno || *end || end == s || !isfinite(v) || v < 0)
-        return false;
-    *out = v;
-    return true;
-}
-
 static int parse_diff_args(int argc, char **argv, diff_cli *o)
 {
     static const struct option opts[] = {
@@ -132,11 +106,11 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
             o->d.has_stage_filter = true;
             break;
         case 'l':
-            if (!parse_size(optarg, &o->d.limit))
+            if (!kd_cli_parse_size(optarg, &o->d.limit))
                 return kd_cli_usage_error("diff", "--limit takes a whole number >= 0, not '%s'", optarg);
             break;
         case 'S':
-            if (!parse_share(optarg, &o->d.min_share))
+            if (!kd_cli_parse_share(optarg, &o->d.min_share))
                 return kd_cli_usage_error("diff", "--min-share takes a percentage >= 0, not '%s'", optarg);
             break;
         case 'n':
@@ -177,33 +151,15 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
     return 0;
 }
 
+static bool write_one(void *ctx, size_t i, FILE *fp)
+{
+    return report_for(file_formats[i])(ctx, fp);
+}
+
 /* every extra file written atomically; on a failure none is left behind */
 static bool write_files(const kd_report *rep, const diff_cli *o)
 {
-    kd_output outs[3];
-    int opened = 0;
-    bool ok = true;
-    for (int i = 0; i < 3 && ok; i++) {
-        if (!o->files[i])
-            continue;
-        ok = kd_output_open(&outs[i], o->files[i]);
-        if (!ok)
-            break;
-        opened |= 1 << i;
-        if (!report_for(file_formats[i])(rep, outs[i].fp)) {
-            kd_cli_error("%s: write error", o->files[i]);
-            ok = false;
-        }
-    }
-    for (int i = 0; i < 3; i++) {
-        if (!(opened & (1 << i)))
-            continue;
-        if (ok)
-            ok = kd_output_commit(&outs[i]);
-        else
-            kd_output_abort(&outs[i]);
-    }
-    return ok;
+    return kd_cli_write_outputs(o->files, 3, write_one, (void *)rep);
 }
 
 int kd_cmd_diff(int argc, char **argv)

@@ -1,9 +1,7 @@
 /* cmd_triage.c — `kerndiff triage TRACE [--mapping M] [options]`. */
 #include "config.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,30 +64,6 @@ typedef struct {
 
 static const char *const file_formats[3] = {"markdown", "csv", "json"};
 
-static bool parse_size(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || end == s || v < 0)
-        return false;
-    *out = (size_t)v;
-    return true;
-}
-
-static bool parse_share(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end != s && *end == '%')
-        end++;
-    if (errno || *end || end == s || !isfinite(v) || v < 0)
-        return false;
-    *out = v;
-    return true;
-}
-
 static int parse_triage_args(int argc, char **argv, triage_cli *o)
 {
     static const struct option opts[] = {
@@ -116,11 +90,11 @@ static int parse_triage_args(int argc, char **argv, triage_cli *o)
             o->t.has_stage_filter = true;
             break;
         case 'l':
-            if (!parse_size(optarg, &o->t.limit))
+            if (!kd_cli_parse_size(optarg, &o->t.limit))
                 return kd_cli_usage_error("triage", "--limit takes a whole number >= 0, not '%s'", optarg);
             break;
         case 'S':
-            if (!parse_share(optarg, &o->t.min_share))
+            if (!kd_cli_parse_share(optarg, &o->t.min_share))
                 return kd_cli_usage_error("triage", "--min-share takes a percentage >= 0, not '%s'",
                                           optarg);
             break;
@@ -153,33 +127,22 @@ static int parse_triage_args(int argc, char **argv, triage_cli *o)
     return 0;
 }
 
+typedef struct {
+    const kd_triage *t;
+    const triage_cli *o;
+} output_ctx;
+
+static bool write_one(void *ctx, size_t i, FILE *fp)
+{
+    const output_ctx *c = ctx;
+    return writer_for(file_formats[i])(c->t, &c->o->t, fp);
+}
+
 /* Every extra file, written atomically; on any failure none is left. */
 static bool write_files(const kd_triage *t, const triage_cli *o)
 {
-    kd_output outs[3];
-    int opened = 0;
-    bool ok = true;
-    for (int i = 0; i < 3 && ok; i++) {
-        if (!o->files[i])
-            continue;
-        ok = kd_output_open(&outs[i], o->files[i]);
-        if (!ok)
-            break;
-        opened |= 1 << i;
-        if (!writer_for(file_formats[i])(t, &o->t, outs[i].fp)) {
-            kd_cli_error("%s: write error", o->files[i]);
-            ok = false;
-        }
-    }
-    for (int i = 0; i < 3; i++) {
-        if (!(opened & (1 << i)))
-            continue;
-        if (ok)
-            ok = kd_output_commit(&outs[i]);
-        else
-            kd_output_abort(&outs[i]);
-    }
-    return ok;
+    output_ctx ctx = {t, o};
+    return kd_cli_write_outputs(o->files, 3, write_one, &ctx);
 }
 
 int kd_cmd_triage(int argc, char **argv)
