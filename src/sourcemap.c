@@ -340,6 +340,7 @@ static int cmp_tl_point(const void *pa, const void *pb)
 
 typedef struct {
     int64_t key;             /* thread key */
+    double *op_ts;           /* the ops' times, sorted: which frames can matter */
     size_t *ops, n_ops, cap_ops;
     size_t *frames, n_frames, cap_frames;
 } thread_work;
@@ -464,6 +465,39 @@ static bool thread_contexts(scope_cache *sc, const kd_trace *t, const thread_wor
     return ok;
 }
 
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+static bool sort_op_times(const kd_trace *t, thread_work *w)
+{
+    w->op_ts = malloc((w->n_ops ? w->n_ops : 1) * sizeof *w->op_ts);
+    if (!w->op_ts)
+        return false;
+    for (size_t i = 0; i < w->n_ops; i++)
+        w->op_ts[i] = t->cpu_ops.v[w->ops[i]].ts;
+    qsort(w->op_ts, w->n_ops, sizeof *w->op_ts, cmp_double);
+    return true;
+}
+
+/* A frame is active at some op of its thread (ts <= op <= end, inclusive as
+ * the timeline's kind order makes it); frames active at no op never shape a
+ * chain, so they stay out of the timeline sort. */
+static bool covers_an_op(const thread_work *w, double ts, double end)
+{
+    size_t lo = 0, hi = w->n_ops;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->op_ts[mid] < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < w->n_ops && w->op_ts[lo] <= end;
+}
+
 /* extract_cpu_launch_contexts: cpu_ops of the target External ids (all of
  * them when the set is empty: reference quirk 3), grouped by thread in
  * first-appearance order, with the frames of those threads. */
@@ -497,10 +531,13 @@ static bool build_cpu_contexts(scope_cache *sc, const kd_trace *t, const kd_i64m
         if (ok)
             w->ops[w->n_ops++] = i;
     }
+    for (size_t i = 0; ok && i < n_work; i++)
+        ok = sort_op_times(t, &work[i]);
     for (size_t i = 0; ok && n_work && i < t->frames.n; i++) {
         const kd_frame_rec *f = &t->frames.v[i];
         int64_t at;
-        if (!f->complete || !kd_i64map_get(&thread_of, thread_key(f->pid, f->tid), &at))
+        if (!f->complete || !kd_i64map_get(&thread_of, thread_key(f->pid, f->tid), &at) ||
+            !covers_an_op(&work[at], f->ts, f->ts + f->dur))
             continue;
         const scope_info *si = scope_of(sc, f->name);
         if (!si) {
@@ -518,6 +555,7 @@ static bool build_cpu_contexts(scope_cache *sc, const kd_trace *t, const kd_i64m
     for (size_t i = 0; ok && i < n_work; i++)
         ok = thread_contexts(sc, t, &work[i], out);
     for (size_t i = 0; i < n_work; i++) {
+        free(work[i].op_ts);
         free(work[i].ops);
         free(work[i].frames);
     }
@@ -650,27 +688,6 @@ static int cmp_tquery(const void *pa, const void *pb)
     return (a->order > b->order) - (a->order < b->order);
 }
 
-typedef struct {
-    double t;
-    uint8_t kind; /* 0 start, 1 query, 2 end: inclusive bounds */
-    size_t index;
-} sweep_point;
-
-static int cmp_sweep_point(const void *pa, const void *pb)
-{
-    const sweep_point *a = pa, *b = pb;
-    if (a->t != b->t)
-        return a->t < b->t ? -1 : 1;
-    if (a->kind != b->kind)
-        return a->kind < b->kind ? -1 : 1;
-    return (a->index > b->index) - (a->index < b->index);
-}
-
-typedef struct {
-    const kd_source_map *sm;
-    const tframe *frames;
-} chain_sort_ctx;
-
 /* sort key (ts, -dur, name) of the matched frames */
 static int cmp_frame_for_chain(const tframe *a, const tframe *b, const kd_source_map *sm)
 {
@@ -716,11 +733,31 @@ static void chain_from_matches(const kd_source_map *sm, const tframe *frames, si
         free(all);
 }
 
-/* build_temporal_scope_lookup_from_raw_events for a batch of queries, as one
- * offline sweep over the meaningful frames. A frame matches q when
- * ts - tol <= q <= end + tol. With prefilter, frames ending before the first
- * query or starting after the last are dropped first (no tolerance: reference
- * quirk 5). results[id] gets the chain. */
+/* first i with q[i].q >= x (bisect_left) / > x (bisect_right) */
+static size_t queries_from(const tquery *q, size_t n, double x, bool right)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (right ? q[mid].q <= x : q[mid].q < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+typedef struct {
+    size_t *v;
+    size_t n, cap;
+} match_list;
+
+/* build_temporal_scope_lookup_from_raw_events for a batch of queries, as the
+ * reference does it: frames in trace order, each bisected into the sorted
+ * queries (ts - tol <= q <= end + tol); with prefilter, frames ending before
+ * the first query or starting after the last are dropped first (no
+ * tolerance: reference quirk 5). O(frames log queries + matches); results[id]
+ * gets the chain. */
 static bool temporal_lookup(const kd_source_map *sm, const tframe *frames, size_t nf,
                             tquery *queries, size_t nq, double tol, bool prefilter,
                             scope_chain *results)
@@ -729,47 +766,28 @@ static bool temporal_lookup(const kd_source_map *sm, const tframe *frames, size_
         return true;
     qsort(queries, nq, sizeof *queries, cmp_tquery);
     double first = queries[0].q, last = queries[nq - 1].q;
-    sweep_point *pts = malloc((2 * nf + nq) * sizeof *pts);
-    size_t *active = malloc((nf ? nf : 1) * sizeof *active);
-    size_t *pos = malloc((nf ? nf : 1) * sizeof *pos);
-    size_t *match = malloc((nf ? nf : 1) * sizeof *match);
-    if (!pts || !active || !pos || !match) {
-        free(pts);
-        free(active);
-        free(pos);
-        free(match);
-        return false;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < nf; i++) {
+    match_list *m = calloc(nq, sizeof *m);
+    bool ok = m != NULL;
+    for (size_t i = 0; ok && i < nf; i++) {
         if (prefilter && (frames[i].end < first || frames[i].ts > last))
             continue;
-        pts[k++] = (sweep_point){frames[i].ts - tol, 0, i};
-        pts[k++] = (sweep_point){frames[i].end + tol, 2, i};
-    }
-    for (size_t i = 0; i < nq; i++)
-        pts[k++] = (sweep_point){queries[i].q, 1, i};
-    qsort(pts, k, sizeof *pts, cmp_sweep_point);
-    size_t n_active = 0;
-    for (size_t p = 0; p < k; p++) {
-        size_t ix = pts[p].index;
-        if (pts[p].kind == 0) {
-            pos[ix] = n_active;
-            active[n_active++] = ix;
-        } else if (pts[p].kind == 2) {
-            size_t at = pos[ix]; /* swap-remove: order does not matter here */
-            active[at] = active[--n_active];
-            pos[active[at]] = at;
-        } else {
-            memcpy(match, active, n_active * sizeof *match);
-            chain_from_matches(sm, frames, match, n_active, &results[queries[ix].id]);
+        size_t lo = queries_from(queries, nq, frames[i].ts - tol, false);
+        size_t hi = queries_from(queries, nq, frames[i].end + tol, true);
+        for (size_t q = lo; ok && q < hi; q++) {
+            match_list *l = &m[q];
+            if (l->n == l->cap)
+                ok = kd_vec_grow_((void **)&l->v, &l->cap, l->n, sizeof *l->v);
+            if (ok)
+                l->v[l->n++] = i;
         }
     }
-    free(pts);
-    free(active);
-    free(pos);
-    free(match);
-    return true;
+    for (size_t q = 0; ok && q < nq; q++)
+        if (m[q].n)
+            chain_from_matches(sm, frames, m[q].v, m[q].n, &results[queries[q].id]);
+    for (size_t q = 0; m && q < nq; q++)
+        free(m[q].v);
+    free(m);
+    return ok;
 }
 
 /* Every complete, meaningful python_function frame of the trace (any thread). */
