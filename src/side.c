@@ -48,7 +48,6 @@ void kd_side_free(kd_side *s)
     memset(s, 0, sizeof *s);
 }
 
-const char *kd_side_bundle_path(const kd_bundle *b) { return b->trace ? b->trace->path : ""; }
 
 static int cmp_i64(const void *a, const void *b)
 {

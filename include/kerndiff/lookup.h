@@ -50,7 +50,9 @@ typedef struct {
 bool kd_relaxed_index_build(kd_relaxed_index *ix, const char *const *keys, size_t n);
 void kd_relaxed_index_free(kd_relaxed_index *ix);
 
-/* The lookup: returns the key position, or -1. usable (may be NULL) limits
+/* The lookup: returns the key position, or -1. The query is interned into
+ * the index's own table (past the key ids) for the exact step, so one index
+ * must not be queried from two threads at once. usable (may be NULL) limits
  * the candidates (the diff matcher's still-unmatched keys). *kind gets the
  * stage that matched. */
 long kd_relaxed_lookup(const kd_relaxed_index *ix, const char *name, const kd_alias_scorer *alias,

@@ -23,7 +23,4 @@ void kd_side_free(kd_side *s);
  * annotations when there are any, else of the GPU ones (0 = no markers). */
 uint64_t kd_side_profiler_steps(const kd_side *s, bool gpu);
 
-/* The trace a bundle came from, as resolved (for reports). */
-const char *kd_side_bundle_path(const kd_bundle *b);
-
 #endif
