@@ -215,30 +215,14 @@ static char *baseline_alias_text(void *ctx, size_t i)
 {
     const side_view *b = ((alias_ctx *)ctx)->b;
     const kd_source_map *sm = &b->ts->sources;
-    const kd_source_stats *s = kd_source_map_get(sm, b->names[i]);
-    const char *parts[4] = {b->names[i], s ? kd_source_stats_best(sm, &s->scope) : NULL,
-                            s ? kd_source_stats_best(sm, &s->chain) : NULL,
-                            s ? kd_source_stats_best(sm, &s->launch_op) : NULL};
-    size_t len = 8;
-    for (int k = 0; k < 4; k++)
-        len += parts[k] ? strlen(parts[k]) + 1 : 1;
-    char *t = malloc(len);
-    if (!t)
-        return NULL;
-    snprintf(t, len, "%s %s %s %s", parts[0], parts[1] ? parts[1] : "", parts[2] ? parts[2] : "",
-             parts[3] ? parts[3] : "");
-    return t;
+    return kd_source_stats_alias_text(sm, b->names[i], kd_source_map_get(sm, b->names[i]));
 }
 
 static int baseline_alias_bonus(void *ctx, size_t i)
 {
     const side_view *b = ((alias_ctx *)ctx)->b;
     const kd_source_map *sm = &b->ts->sources;
-    const kd_source_stats *s = kd_source_map_get(sm, b->names[i]);
-    if (!s)
-        return 0;
-    return kd_source_scope_priority(kd_source_stats_best(sm, &s->scope)) +
-           (int)(kd_source_stats_mapping_ratio(s) * 100.0);
+    return kd_source_stats_alias_bonus(sm, kd_source_map_get(sm, b->names[i]));
 }
 
 typedef struct {

@@ -14,34 +14,14 @@
 
 static char *alias_text(void *ctx, size_t i)
 {
-    /* reference §4 step 4: key, best_scope, best_chain, best_launch_op */
     const kd_source_map *sm = ctx;
-    const kd_source_stats *s = &sm->v[i];
-    const char *parts[4] = {kd_str(sm->strings, s->name), kd_source_stats_best(sm, &s->scope),
-                            kd_source_stats_best(sm, &s->chain),
-                            kd_source_stats_best(sm, &s->launch_op)};
-    size_t len = 4;
-    for (int k = 0; k < 4; k++)
-        len += parts[k] ? strlen(parts[k]) + 1 : 1;
-    char *t = malloc(len);
-    if (!t)
-        return NULL;
-    t[0] = '\0';
-    for (int k = 0; k < 4; k++) {
-        if (k)
-            strcat(t, " ");
-        if (parts[k])
-            strcat(t, parts[k]);
-    }
-    return t;
+    return kd_source_stats_alias_text(sm, kd_str(sm->strings, sm->v[i].name), &sm->v[i]);
 }
 
 static int alias_bonus(void *ctx, size_t i)
 {
     const kd_source_map *sm = ctx;
-    const kd_source_stats *s = &sm->v[i];
-    return kd_source_scope_priority(kd_source_stats_best(sm, &s->scope)) +
-           (int)(kd_source_stats_mapping_ratio(s) * 100.0);
+    return kd_source_stats_alias_bonus(sm, &sm->v[i]);
 }
 
 bool kd_source_lookup_init(kd_source_lookup *l, const kd_source_map *sm)

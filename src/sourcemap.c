@@ -15,6 +15,7 @@
 #include "kerndiff/sourcemap.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,6 +190,29 @@ const char *kd_source_stats_best(const kd_source_map *sm, const kd_counter *c)
     return k ? kd_str(sm->strings, k) : NULL;
 }
 
+char *kd_source_stats_alias_text(const kd_source_map *sm, const char *key, const kd_source_stats *s)
+{
+    const char *parts[3] = {s ? kd_source_stats_best(sm, &s->scope) : NULL,
+                            s ? kd_source_stats_best(sm, &s->chain) : NULL,
+                            s ? kd_source_stats_best(sm, &s->launch_op) : NULL};
+    size_t len = strlen(key) + 4;
+    for (int k = 0; k < 3; k++)
+        len += parts[k] ? strlen(parts[k]) : 0;
+    char *t = malloc(len);
+    if (t)
+        snprintf(t, len, "%s %s %s %s", key, parts[0] ? parts[0] : "", parts[1] ? parts[1] : "",
+                 parts[2] ? parts[2] : "");
+    return t;
+}
+
+int kd_source_stats_alias_bonus(const kd_source_map *sm, const kd_source_stats *s)
+{
+    if (!s)
+        return 0;
+    return kd_source_scope_priority(kd_source_stats_best(sm, &s->scope)) +
+           (int)(kd_source_stats_mapping_ratio(s) * 100.0);
+}
+
 void kd_source_map_free(kd_source_map *sm)
 {
     for (size_t i = 0; i < sm->n; i++) {
@@ -347,35 +371,22 @@ typedef struct {
 
 static int64_t thread_key(kd_sid pid, kd_sid tid) { return ((int64_t)pid << 32) | tid; }
 
-/* The last CHAIN_MAX of the active frames' names that pass `want` (activation order). */
+/* The last CHAIN_MAX of the active frames' names that pass the test
+ * (meaningful or fallback), in activation order: one pass from the newest. */
 static void chain_of_active(scope_cache *sc, const kd_frame_rec *frames, const size_t *fidx,
                             const uint32_t *active, size_t n_active, bool meaningful,
                             scope_chain *out)
 {
-    out->n = 0;
-    size_t picked = 0;
-    for (size_t i = n_active; i-- > 0 && picked < CHAIN_MAX;) {
+    kd_sid newest_first[CHAIN_MAX];
+    size_t n = 0;
+    for (size_t i = n_active; i-- > 0 && n < CHAIN_MAX;) {
         const scope_info *si = scope_of(sc, frames[fidx[active[i]]].name);
         if (si && (meaningful ? si->meaningful : si->fallback))
-            picked++;
+            newest_first[n++] = si->canon;
     }
-    size_t skip = 0, total = 0;
-    for (size_t i = 0; i < n_active; i++) {
-        const scope_info *si = scope_of(sc, frames[fidx[active[i]]].name);
-        if (si && (meaningful ? si->meaningful : si->fallback))
-            total++;
-    }
-    skip = total - picked;
-    for (size_t i = 0; i < n_active; i++) {
-        const scope_info *si = scope_of(sc, frames[fidx[active[i]]].name);
-        if (!si || !(meaningful ? si->meaningful : si->fallback))
-            continue;
-        if (skip) {
-            skip--;
-            continue;
-        }
-        out->chain[out->n++] = si->canon;
-    }
+    out->n = (uint8_t)n;
+    for (size_t i = 0; i < n; i++)
+        out->chain[i] = newest_first[n - 1 - i];
 }
 
 static bool push_context(kd_i64map *by_ext, context_list **lists, size_t *n_lists, size_t *cap_lists,
@@ -564,18 +575,20 @@ static bool build_cpu_contexts(scope_cache *sc, const kd_trace *t, const kd_i64m
     return ok;
 }
 
-/* choose_cpu_context / choose_launch_context: min (|ts - kernel_ts|, dur), first wins */
+/* choose_cpu_context / choose_launch_context: min (|ts - kernel_ts|, dur);
+ * a later candidate replaces the best only when strictly nearer. */
+static bool nearer(double ts, double dur, double best_ts, double best_dur, double kernel_ts)
+{
+    double d = fabs(ts - kernel_ts), bd = fabs(best_ts - kernel_ts);
+    return d < bd || (d == bd && dur < best_dur);
+}
+
 static const cpu_context *nearest_cpu_context(const context_list *l, double kernel_ts)
 {
     const cpu_context *best = NULL;
     for (size_t i = 0; l && i < l->n; i++) {
         const cpu_context *c = &l->v[i];
-        if (!best) {
-            best = c;
-            continue;
-        }
-        double d = fabs(c->op->ts - kernel_ts), bd = fabs(best->op->ts - kernel_ts);
-        if (d < bd || (d == bd && c->op->dur < best->op->dur))
+        if (!best || nearer(c->op->ts, c->op->dur, best->op->ts, best->op->dur, kernel_ts))
             best = c;
     }
     return best;
@@ -656,12 +669,7 @@ static const kd_launch_rec *nearest_launch(const kd_trace *t, const launch_index
     const kd_launch_rec *best = NULL;
     for (size_t i = (size_t)f; i < (size_t)f + li->group_len[f]; i++) {
         const kd_launch_rec *c = &t->launches.v[li->order[i]];
-        if (!best) {
-            best = c;
-            continue;
-        }
-        double d = fabs(c->ts - kernel_ts), bd = fabs(best->ts - kernel_ts);
-        if (d < bd || (d == bd && c->dur < best->dur))
+        if (!best || nearer(c->ts, c->dur, best->ts, best->dur, kernel_ts))
             best = c;
     }
     return best;

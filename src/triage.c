@@ -211,30 +211,31 @@ static void write_paths(kd_json *j, const char *key, const kd_side *s)
     kd_json_array_close(j);
 }
 
-/* A Counter as [[key, count], ...] in insertion order (conformance README). */
-static void write_counter(kd_json *j, const kd_interner *s, const kd_counter *c)
+/* A Counter as [[key, count], ...] in insertion order (conformance README);
+ * counts of launches are integers, overlap durations floats. */
+static void write_counter_as(kd_json *j, const kd_interner *s, const kd_counter *c, bool integers)
 {
     kd_json_array_open(j);
     for (uint32_t i = 0; i < c->n; i++) {
         kd_json_array_open(j);
         kd_json_str(j, kd_str(s, c->items[i].key));
-        kd_json_double(j, c->items[i].count);
+        if (integers)
+            kd_json_int(j, (int64_t)c->items[i].count);
+        else
+            kd_json_double(j, c->items[i].count);
         kd_json_array_close(j);
     }
     kd_json_array_close(j);
 }
 
-/* an integer-valued Counter ([[key, n], ...]) */
+static void write_counter(kd_json *j, const kd_interner *s, const kd_counter *c)
+{
+    write_counter_as(j, s, c, false);
+}
+
 static void write_int_counter(kd_json *j, const kd_interner *s, const kd_counter *c)
 {
-    kd_json_array_open(j);
-    for (uint32_t i = 0; i < c->n; i++) {
-        kd_json_array_open(j);
-        kd_json_str(j, kd_str(s, c->items[i].key));
-        kd_json_int(j, (int64_t)c->items[i].count);
-        kd_json_array_close(j);
-    }
-    kd_json_array_close(j);
+    write_counter_as(j, s, c, true);
 }
 
 static void write_event(kd_json *j, const kd_trace *tr, const kd_kernel_event *e)

@@ -42,6 +42,13 @@ double kd_source_stats_mapping_ratio(const kd_source_stats *s);
 /* best_scope / best_chain / best_launch_op: most_common(1) key, or NULL. */
 const char *kd_source_stats_best(const kd_source_map *sm, const kd_counter *c);
 
+/* The relaxed lookup's alias step on a source-map key (reference §4 step 4):
+ * the text "key best_scope best_chain best_launch_op" (malloc'd) and the bonus
+ * source_scope_priority(best_scope) + int(mapping_ratio * 100). s may be NULL
+ * (a key without stats: the key alone, bonus 0). */
+char *kd_source_stats_alias_text(const kd_source_map *sm, const char *key, const kd_source_stats *s);
+int kd_source_stats_alias_bonus(const kd_source_map *sm, const kd_source_stats *s);
+
 /* Helpers of the attribution rules, exposed for tests. */
 /* OH choose_best_scope over a chain of canonical scope names; index or -1. */
 int kd_choose_best_scope(const char *const *chain, size_t n);

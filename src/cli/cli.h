@@ -8,6 +8,8 @@
 #include <stdio.h>
 
 #include "kerndiff/error.h"
+#include "kerndiff/kernelsites.h"
+#include "kerndiff/text.h"
 
 #define KD_EXIT_OK 0
 #define KD_EXIT_GATE 1
@@ -47,6 +49,39 @@ bool kd_cli_parse_share(const char *s, double *out);
  * each atomically; if any fails, none is left behind. */
 bool kd_cli_write_outputs(const char *const files[], size_t n,
                           bool (*write)(void *ctx, size_t i, FILE *fp), void *ctx);
+
+/* The options triage and diff share (product.md §2: common and output options). */
+typedef struct {
+    const char *pid;
+    bool has_stage;
+    kd_stage stage;
+    size_t limit;
+    double min_share;
+    bool no_kernel_map;
+    bool framework_set;
+    kd_framework framework;
+    const char *format;   /* stdout: text, markdown, csv, json */
+    const char *files[3]; /* --markdown, --csv, --json */
+    bool quiet;
+} kd_cli_common;
+
+/* getopt_long entries of the shared options (letters p s l S f M C j K w q) */
+#define KD_CLI_COMMON_OPTIONS                                                      \
+    {"pid", required_argument, NULL, 'p'}, {"stage", required_argument, NULL, 's'},     \
+    {"limit", required_argument, NULL, 'l'}, {"min-share", required_argument, NULL, 'S'}, \
+    {"format", required_argument, NULL, 'f'}, {"markdown", required_argument, NULL, 'M'}, \
+    {"csv", required_argument, NULL, 'C'}, {"json", required_argument, NULL, 'j'},       \
+    {"no-kernel-map", no_argument, NULL, 'K'}, {"framework", required_argument, NULL, 'w'}, \
+    {"quiet", no_argument, NULL, 'q'}
+
+/* the formats of files[0..2] */
+extern const char *const kd_cli_file_formats[3];
+
+/* Defaults: text on stdout, the 1.0 % render bar. */
+void kd_cli_common_init(kd_cli_common *o);
+/* One option of argv: 1 stored, 0 not a shared option, -1 a usage error
+ * (printed; the caller exits 2). */
+int kd_cli_common_option(const char *cmd, int c, const char *arg, kd_cli_common *o);
 
 int kd_cmd_inspect(int argc, char **argv);
 int kd_cmd_triage(int argc, char **argv);

@@ -59,35 +59,21 @@ static report_fn report_for(const char *format)
     return NULL;
 }
 
-static const char *const file_formats[3] = {"markdown", "csv", "json"};
-
 typedef struct {
     kd_diff_options d;
     kd_gate fail, warn;
-    const char *format;
-    const char *files[3];
-    bool quiet;
+    kd_cli_common com;
 } diff_cli;
 
 static int parse_diff_args(int argc, char **argv, diff_cli *o)
 {
     static const struct option opts[] = {
+        KD_CLI_COMMON_OPTIONS,
         {"baseline-mapping", required_argument, NULL, 'B'},
-        {"candidate-mapping", required_argument, NULL, 'C'},
-        {"pid", required_argument, NULL, 'p'},
-        {"stage", required_argument, NULL, 's'},
-        {"limit", required_argument, NULL, 'l'},
-        {"min-share", required_argument, NULL, 'S'},
+        {"candidate-mapping", required_argument, NULL, 'c'},
         {"normalize", required_argument, NULL, 'n'},
         {"fail-on-exposed-comm", required_argument, NULL, 'F'},
         {"warn-on-exposed-comm", required_argument, NULL, 'W'},
-        {"format", required_argument, NULL, 'f'},
-        {"markdown", required_argument, NULL, 'M'},
-        {"csv", required_argument, NULL, 'c'},
-        {"json", required_argument, NULL, 'j'},
-        {"no-kernel-map", no_argument, NULL, 'K'},
-        {"framework", required_argument, NULL, 'w'},
-        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -96,23 +82,14 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+        int common = kd_cli_common_option("diff", c, optarg, &o->com);
+        if (common < 0)
+            return KD_EXIT_ERROR;
+        if (common)
+            continue;
         switch (c) {
         case 'B': o->d.baseline_mapping = optarg; break;
-        case 'C': o->d.candidate_mapping = optarg; break;
-        case 'p': o->d.pid_substring = optarg; break;
-        case 's':
-            if (!kd_stage_from_name(optarg, &o->d.stage_filter))
-                return kd_cli_usage_error("diff", "--stage must be extend, decode or all, not '%s'", optarg);
-            o->d.has_stage_filter = true;
-            break;
-        case 'l':
-            if (!kd_cli_parse_size(optarg, &o->d.limit))
-                return kd_cli_usage_error("diff", "--limit takes a whole number >= 0, not '%s'", optarg);
-            break;
-        case 'S':
-            if (!kd_cli_parse_share(optarg, &o->d.min_share))
-                return kd_cli_usage_error("diff", "--min-share takes a percentage >= 0, not '%s'", optarg);
-            break;
+        case 'c': o->d.candidate_mapping = optarg; break;
         case 'n':
             if (strcmp(optarg, "none") && strcmp(optarg, "steps"))
                 return kd_cli_usage_error("diff", "--normalize must be none or steps, not '%s'", optarg);
@@ -123,27 +100,21 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
             if (!kd_gate_parse(optarg, c == 'F' ? &o->fail : &o->warn, msg, sizeof msg))
                 return kd_cli_usage_error("diff", "--%s-on-exposed-comm: %s", c == 'F' ? "fail" : "warn", msg);
             break;
-        case 'f': o->format = optarg; break;
-        case 'M': o->files[0] = optarg; break;
-        case 'c': o->files[1] = optarg; break;
-        case 'j': o->files[2] = optarg; break;
-        case 'K': o->d.no_kernel_map = true; break;
-        case 'w': {
-            bool is_auto;
-            if (!kd_framework_parse(optarg, &o->d.framework, &is_auto))
-                return kd_cli_usage_error("diff", "--framework must be auto, sglang, vllm, trtllm or tokenspeed, not '%s'",
-                                          optarg);
-            o->d.framework_set = !is_auto;
-            break;
-        }
-        case 'q': o->quiet = true; break;
         case 'h': diff_help(); return -1;
         default:
             return kd_cli_usage_error("diff", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    if (!report_for(o->format))
-        return kd_cli_usage_error("diff", "--format must be text, markdown, csv or json, not '%s'", o->format);
+    o->d.pid_substring = o->com.pid;
+    o->d.has_stage_filter = o->com.has_stage;
+    o->d.stage_filter = o->com.stage;
+    o->d.limit = o->com.limit;
+    o->d.min_share = o->com.min_share;
+    o->d.no_kernel_map = o->com.no_kernel_map;
+    o->d.framework_set = o->com.framework_set;
+    o->d.framework = o->com.framework;
+    if (!report_for(o->com.format))
+        return kd_cli_usage_error("diff", "--format must be text, markdown, csv or json, not '%s'", o->com.format);
     if (optind != argc - 2)
         return kd_cli_usage_error("diff", "expected BASELINE and CANDIDATE");
     o->d.baseline_path = argv[optind];
@@ -153,26 +124,25 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
 
 static bool write_one(void *ctx, size_t i, FILE *fp)
 {
-    return report_for(file_formats[i])(ctx, fp);
+    return report_for(kd_cli_file_formats[i])(ctx, fp);
 }
 
 /* every extra file written atomically; on a failure none is left behind */
 static bool write_files(const kd_report *rep, const diff_cli *o)
 {
-    return kd_cli_write_outputs(o->files, 3, write_one, (void *)rep);
+    return kd_cli_write_outputs(o->com.files, 3, write_one, (void *)rep);
 }
 
 int kd_cmd_diff(int argc, char **argv)
 {
     diff_cli o;
     memset(&o, 0, sizeof o);
-    o.format = "text";
-    o.d.min_share = 1.0;
+    kd_cli_common_init(&o.com);
     int rc = parse_diff_args(argc, argv, &o);
     if (rc)
         return rc < 0 ? KD_EXIT_OK : rc;
     for (int i = 0; i < 3; i++)
-        if (o.files[i] && !kd_output_check(o.files[i]))
+        if (o.com.files[i] && !kd_output_check(o.com.files[i]))
             return KD_EXIT_ERROR;
     kd_error err;
     kd_error_clear(&err);
@@ -183,7 +153,7 @@ int kd_cmd_diff(int argc, char **argv)
     kd_diff_gate(&d, &o.fail, &o.warn, &gate);
     kd_report rep = {&d, &o.d, &o.fail, &o.warn, &gate};
     rc = write_files(&rep, &o) ? KD_EXIT_OK : KD_EXIT_ERROR;
-    if (rc == KD_EXIT_OK && !o.quiet && !report_for(o.format)(&rep, stdout))
+    if (rc == KD_EXIT_OK && !o.com.quiet && !report_for(o.com.format)(&rep, stdout))
         rc = kd_cli_error("standard output: write error");
     if (rc == KD_EXIT_OK && fflush(stdout) != 0)
         rc = kd_cli_error("standard output: write error");

@@ -57,70 +57,46 @@ static writer_fn writer_for(const char *format)
 
 typedef struct {
     kd_triage_options t;
-    const char *format;
-    const char *files[3]; /* markdown, csv, json */
-    bool quiet;
+    kd_cli_common com;
 } triage_cli;
-
-static const char *const file_formats[3] = {"markdown", "csv", "json"};
 
 static int parse_triage_args(int argc, char **argv, triage_cli *o)
 {
     static const struct option opts[] = {
-        {"mapping", required_argument, NULL, 'm'},  {"pid", required_argument, NULL, 'p'},
-        {"stage", required_argument, NULL, 's'},    {"limit", required_argument, NULL, 'l'},
-        {"min-share", required_argument, NULL, 'S'}, {"format", required_argument, NULL, 'f'},
-        {"markdown", required_argument, NULL, 'M'}, {"csv", required_argument, NULL, 'C'},
-        {"json", required_argument, NULL, 'j'},     {"dump-internals", no_argument, NULL, 'd'},
-        {"no-kernel-map", no_argument, NULL, 'K'},
-        {"framework", required_argument, NULL, 'w'},  {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        KD_CLI_COMMON_OPTIONS,
+        {"mapping", required_argument, NULL, 'm'},
+        {"dump-internals", no_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     int c;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+        int common = kd_cli_common_option("triage", c, optarg, &o->com);
+        if (common < 0)
+            return KD_EXIT_ERROR;
+        if (common)
+            continue;
         switch (c) {
         case 'm': o->t.mapping_path = optarg; break;
-        case 'p': o->t.pid_substring = optarg; break;
-        case 's':
-            if (!kd_stage_from_name(optarg, &o->t.stage_filter))
-                return kd_cli_usage_error("triage", "--stage must be extend, decode or all, not '%s'",
-                                          optarg);
-            o->t.has_stage_filter = true;
-            break;
-        case 'l':
-            if (!kd_cli_parse_size(optarg, &o->t.limit))
-                return kd_cli_usage_error("triage", "--limit takes a whole number >= 0, not '%s'", optarg);
-            break;
-        case 'S':
-            if (!kd_cli_parse_share(optarg, &o->t.min_share))
-                return kd_cli_usage_error("triage", "--min-share takes a percentage >= 0, not '%s'",
-                                          optarg);
-            break;
-        case 'f': o->format = optarg; break;
-        case 'M': o->files[0] = optarg; break;
-        case 'C': o->files[1] = optarg; break;
-        case 'j': o->files[2] = optarg; break;
         case 'd': o->t.dump_internals = true; break;
-        case 'K': o->t.no_kernel_map = true; break;
-        case 'w': {
-            bool is_auto;
-            if (!kd_framework_parse(optarg, &o->t.framework, &is_auto))
-                return kd_cli_usage_error("triage", "--framework must be auto, sglang, vllm, trtllm or tokenspeed, not '%s'",
-                                          optarg);
-            o->t.framework_set = !is_auto;
-            break;
-        }
-        case 'q': o->quiet = true; break;
         case 'h': triage_help(); return -1;
         default:
             return kd_cli_usage_error("triage", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    if (!writer_for(o->format))
+    o->t.pid_substring = o->com.pid;
+    o->t.has_stage_filter = o->com.has_stage;
+    o->t.stage_filter = o->com.stage;
+    o->t.limit = o->com.limit;
+    o->t.min_share = o->com.min_share;
+    o->t.no_kernel_map = o->com.no_kernel_map;
+    o->t.framework_set = o->com.framework_set;
+    o->t.framework = o->com.framework;
+    if (!writer_for(o->com.format))
         return kd_cli_usage_error("triage", "--format must be text, markdown, csv or json, not '%s'",
-                                  o->format);
+                                  o->com.format);
     if (optind != argc - 1)
         return kd_cli_usage_error("triage", "expected exactly one TRACE argument");
     o->t.formal_path = argv[optind];
@@ -135,27 +111,26 @@ typedef struct {
 static bool write_one(void *ctx, size_t i, FILE *fp)
 {
     const output_ctx *c = ctx;
-    return writer_for(file_formats[i])(c->t, &c->o->t, fp);
+    return writer_for(kd_cli_file_formats[i])(c->t, &c->o->t, fp);
 }
 
 /* Every extra file, written atomically; on any failure none is left. */
 static bool write_files(const kd_triage *t, const triage_cli *o)
 {
     output_ctx ctx = {t, o};
-    return kd_cli_write_outputs(o->files, 3, write_one, &ctx);
+    return kd_cli_write_outputs(o->com.files, 3, write_one, &ctx);
 }
 
 int kd_cmd_triage(int argc, char **argv)
 {
     triage_cli o;
     memset(&o, 0, sizeof o);
-    o.format = "text";
-    o.t.min_share = KD_MIN_RENDER_SHARE_PCT;
+    kd_cli_common_init(&o.com);
     int rc = parse_triage_args(argc, argv, &o);
     if (rc)
         return rc < 0 ? KD_EXIT_OK : rc;
     for (int i = 0; i < 3; i++)
-        if (o.files[i] && !kd_output_check(o.files[i]))
+        if (o.com.files[i] && !kd_output_check(o.com.files[i]))
             return KD_EXIT_ERROR;
     kd_error err;
     kd_error_clear(&err);
@@ -163,7 +138,7 @@ int kd_cmd_triage(int argc, char **argv)
     if (kd_triage_run(&o.t, &t, &err) != KD_OK)
         return kd_cli_error("%s", err.msg);
     rc = write_files(&t, &o) ? KD_EXIT_OK : KD_EXIT_ERROR;
-    if (rc == KD_EXIT_OK && !o.quiet && !writer_for(o.format)(&t, &o.t, stdout))
+    if (rc == KD_EXIT_OK && !o.com.quiet && !writer_for(o.com.format)(&t, &o.t, stdout))
         rc = kd_cli_error("standard output: write error");
     if (rc == KD_EXIT_OK && fflush(stdout) != 0)
         rc = kd_cli_error("standard output: write error");
