@@ -107,6 +107,7 @@ typedef struct {
     /* pid, tid and cat repeat from event to event: the last string of each
      * is remembered so most events skip the hash lookup */
     last_string last[3];
+    bool bad_utf8; /* a kept string failed kd_utf8_input_valid: parse cancelled */
 } loader;
 
 static bool scratch_put(loader *L, const char *s, size_t len, size_t *off)
@@ -670,6 +671,10 @@ static int on_value(loader *L, kd_jtype type, const char *text, size_t len, bool
     }
     if (L->in_event && L->pending != F_NONE &&
         L->depth == L->ev_depth + (L->in_args ? 1 : 0)) {
+        if (type == KD_J_STRING && !kd_utf8_input_valid(text, len)) {
+            L->bad_utf8 = true;
+            return 0;
+        }
         field_val *f = &L->f[L->pending];
         f->type = type;
         f->boolean = b;
@@ -1045,6 +1050,7 @@ typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     unsigned char *buf[READ_SLOTS];
+    size_t block; /* bytes per buffer */
     long len[READ_SLOTS];
     int head, count;
     bool stop;
@@ -1062,7 +1068,7 @@ static void *reader_main(void *arg)
         pthread_mutex_unlock(&r->mu);
         if (stop)
             break;
-        long n = source_read(r->src, r->buf[tail], OUT_BLOCK, r->label, &r->err);
+        long n = source_read(r->src, r->buf[tail], r->block, r->label, &r->err);
         pthread_mutex_lock(&r->mu);
         r->len[tail] = n;
         r->count++;
@@ -1080,8 +1086,11 @@ static bool reader_start(block_reader *r, source *src, const char *label)
     memset(r, 0, sizeof *r);
     r->src = src;
     r->label = label;
+    /* a small plain trace in memory (tests, the fuzz targets) needs no
+     * 4 MiB block: one block of its own size */
+    r->block = !src->gzip && src->mem && src->mem_len < OUT_BLOCK ? src->mem_len + 1 : OUT_BLOCK;
     for (int i = 0; i < (src->gzip ? READ_SLOTS : 1); i++)
-        if (!(r->buf[i] = malloc(OUT_BLOCK)))
+        if (!(r->buf[i] = malloc(r->block)))
             return false;
     if (!src->gzip)
         return true;
@@ -1101,7 +1110,7 @@ static long reader_next(block_reader *r, unsigned char **out, kd_error *err)
 {
     if (!r->threaded) {
         *out = r->buf[0];
-        return source_read(r->src, r->buf[0], OUT_BLOCK, r->label, err);
+        return source_read(r->src, r->buf[0], r->block, r->label, err);
     }
     pthread_mutex_lock(&r->mu);
     while (r->count == 0)
@@ -1168,7 +1177,7 @@ static pass_result parse_pass(loader *L, source *src, bool filtered)
     block_reader rd;
     bool rd_ok = reader_start(&rd, src, L->label);
     unsigned char *buf = NULL;
-    unsigned char *fbuf = filtered ? malloc(OUT_BLOCK * 2 + 16) : NULL;
+    unsigned char *fbuf = filtered && rd_ok ? malloc(rd.block * 2 + 16) : NULL;
     yajl_handle h = yajl_alloc(&callbacks, NULL, L);
     pass_result res = PASS_FAILED;
     if (!rd_ok || (filtered && !fbuf) || !h) {
@@ -1212,6 +1221,11 @@ static pass_result parse_pass(loader *L, source *src, bool filtered)
                 goto done;
             }
             size_t at = yajl_get_bytes_consumed(h);
+            if (L->bad_utf8) {
+                kd_fail(L->err, KD_EINPUT, "%s: invalid UTF-8 in a string (before byte %llu)", L->label,
+                        (unsigned long long)(offset + original_offset(&nf_before, raw, raw_len, at)));
+                goto done;
+            }
             if (!filtered) { /* maybe a NaN / Infinity literal, maybe split across blocks */
                 res = PASS_RETRY_FILTERED;
                 goto done;

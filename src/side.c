@@ -38,6 +38,35 @@ kd_status kd_side_load(const char *path, const char *pid_substring, kd_side *out
     return st;
 }
 
+kd_status kd_side_load_mem(const void *data, size_t len, const char *label, const char *pid_substring,
+                           kd_side *out, kd_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->files.files = calloc(1, sizeof *out->files.files);
+    out->traces = calloc(1, sizeof *out->traces);
+    if (out->files.files) {
+        out->files.n = 1;
+        out->files.files[0].path = strdup(label);
+    }
+    out->files.how = strdup("memory");
+    if (!out->traces || !out->files.files || !out->files.files[0].path || !out->files.how) {
+        kd_side_free(out);
+        return kd_fail(err, KD_ENOMEM, "%s: out of memory", label);
+    }
+    out->files.files[0].stage = KD_STAGE_ALL;
+    out->traces[0] = kd_load_trace_mem(data, len, label, err);
+    if (!out->traces[0]) {
+        kd_side_free(out);
+        return err ? err->status : KD_EINPUT;
+    }
+    out->n = 1;
+    kd_stage stage = KD_STAGE_ALL;
+    kd_status st = kd_build_bundle_map(out->traces, &stage, 1, pid_substring, &out->bundles, err);
+    if (st)
+        kd_side_free(out);
+    return st;
+}
+
 void kd_side_free(kd_side *s)
 {
     kd_bundle_map_free(&s->bundles);

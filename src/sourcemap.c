@@ -951,13 +951,17 @@ static bool resolve_contexts(build_state *s)
         const kd_kernel_event *e = s->sample[i];
         const context_list *cl = e->ext != KD_NOID ? contexts_for(&s->ctx, e->ext) : NULL;
         /* fallback_queries: ext None or without context (reference §4 step 4) */
-        if (!cl || !cl->n)
-            fq[nfq++] = (tquery){e->ts, i, nfq};
+        if (!cl || !cl->n) {
+            fq[nfq] = (tquery){e->ts, i, nfq}; /* the order field is the index */
+            nfq++;
+        }
         s->cpu[i] = nearest_cpu_context(cl, e->ts);
         if (!s->cpu[i]) {
             s->launch[i] = nearest_launch(t, &s->li, e->corr, e->ts);
-            if (s->launch[i])
-                lq[nlq++] = (tquery){s->launch[i]->ts, i, nlq};
+            if (s->launch[i]) {
+                lq[nlq] = (tquery){s->launch[i]->ts, i, nlq};
+                nlq++;
+            }
         }
     }
     ok = temporal_lookup(s->sm, s->frames, s->n_frames, fq, nfq, 1e-3, true, s->fallback) &&

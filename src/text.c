@@ -117,6 +117,24 @@ size_t kd_utf8_decode(const char *s, size_t len, uint32_t *cp)
     return need;
 }
 
+bool kd_utf8_input_valid(const char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len && (unsigned char)s[i] < 0x80)
+        i++; /* the ASCII fast path: most strings end here */
+    while (i < len) {
+        uint32_t cp;
+        size_t n = kd_utf8_decode(s + i, len - i, &cp);
+        /* yajl turns a lone "\ud800".."\udbff" escape into "?", so a high
+         * surrogate here came raw from the file; low ones may come from an
+         * escape, which Python accepts too */
+        if (cp == KD_UTF8_INVALID || (cp >= 0xD800 && cp <= 0xDBFF))
+            return false;
+        i += n;
+    }
+    return true;
+}
+
 bool kd_is_py_space(uint32_t c)
 {
     /* reference §0: the str.isspace() set, which strip() and split() use. */

@@ -148,6 +148,12 @@ kd_status kd_triage_run(const kd_triage_options *opt, kd_triage *out, kd_error *
         }
         out->mapping = &out->mapping_own;
     }
+    return kd_triage_analyze(opt, out, err);
+}
+
+kd_status kd_triage_analyze(const kd_triage_options *opt, kd_triage *out, kd_error *err)
+{
+    kd_status st;
     const kd_side *sides[2] = {&out->formal, out->mapping};
     const char *paths[2] = {opt->formal_path, opt->mapping_path ? opt->mapping_path : opt->formal_path};
     for (int i = 0; i < 2; i++)

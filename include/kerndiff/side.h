@@ -17,6 +17,10 @@ typedef struct {
 
 /* Resolves, loads and bundles path. pid_substring may be NULL. */
 kd_status kd_side_load(const char *path, const char *pid_substring, kd_side *out, kd_error *err);
+/* The same for one trace held in memory (plain or gzip JSON), named label
+ * in messages; for tests and the fuzz targets. */
+kd_status kd_side_load_mem(const void *data, size_t len, const char *label, const char *pid_substring,
+                           kd_side *out, kd_error *err);
 void kd_side_free(kd_side *s);
 
 /* Distinct ProfilerStep#N numbers over the side's traces: of the CPU

@@ -21,6 +21,10 @@ bool kd_is_py_space(uint32_t codepoint);
  * gives KD_UTF8_INVALID and 1, so each stray byte counts as one character
  * that is neither whitespace nor a digit. */
 size_t kd_utf8_decode(const char *s, size_t len, uint32_t *cp);
+/* False when s holds a sequence yajl lets through but UTF-8 forbids: an
+ * overlong form, a code point above U+10FFFF, a raw high surrogate
+ * (product.md §7: invalid UTF-8 is an input error). */
+bool kd_utf8_input_valid(const char *s, size_t len);
 
 /* Python unicodedata.decimal(): 0..9 for a Unicode decimal digit (category
  * Nd, what regex \d, int() and float() accept), else -1. */

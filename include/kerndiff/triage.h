@@ -56,6 +56,12 @@ typedef struct {
 } kd_triage;
 
 kd_status kd_triage_run(const kd_triage_options *opt, kd_triage *out, kd_error *err);
+/* The analysis half of kd_triage_run, for sides loaded by the caller (the
+ * fuzz target loads one from memory with kd_side_load_mem): out->formal is
+ * loaded, out->mapping points at it or at out->mapping_own, the rest of out
+ * is zero; opt->formal_path (and mapping_path) only name the sides in
+ * messages. Frees out on failure, like kd_triage_run. */
+kd_status kd_triage_analyze(const kd_triage_options *opt, kd_triage *out, kd_error *err);
 void kd_triage_free(kd_triage *t);
 
 /* The JSON document (conformance README field names). false on write error. */

@@ -10,7 +10,7 @@ KD_FAIL=0
 KD_N=0
 
 if command -v timeout >/dev/null 2>&1; then
-    KD_TIMEOUT="timeout 60"
+    KD_TIMEOUT="timeout ${KD_TIMEOUT_SECS:-60}" # run-valgrind.sh raises it
 else
     KD_TIMEOUT=""
 fi

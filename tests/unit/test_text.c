@@ -77,6 +77,18 @@ START_TEST(test_utf8_decode)
 }
 END_TEST
 
+/* product.md §7: the loader refuses what yajl's lexer lets through */
+START_TEST(test_utf8_input_valid)
+{
+    const char *good[] = {"", "plain ascii", "caf\xc3\xa9", "\xf0\x9f\x98\x80", "\xed\xb0\x80" /* low: an escape */};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        ck_assert_msg(kd_utf8_input_valid(good[i], strlen(good[i])), "good %zu", i);
+    const char *bad[] = {"a\xc0\xaf" "b", "\xed\xa0\x80", "\xf4\x90\x80\x80", "x\x80", "\xe2\x82"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(!kd_utf8_input_valid(bad[i], strlen(bad[i])), "bad %zu", i);
+}
+END_TEST
+
 START_TEST(test_unicode_decimal)
 {
     ck_assert_int_eq(kd_unicode_decimal('7'), 7);
@@ -482,6 +494,7 @@ Suite *text_suite(void)
     TCase *chars = tcase_create("chars");
     tcase_add_test(chars, test_is_py_space_set);
     tcase_add_test(chars, test_utf8_decode);
+    tcase_add_test(chars, test_utf8_input_valid);
     tcase_add_test(chars, test_unicode_decimal);
     tcase_add_test(chars, test_utf8_len_counts_code_points);
     suite_add_tcase(s, chars);
