@@ -33,18 +33,9 @@ static void *run_side(void *arg)
 
 static kd_triage_options side_options(const kd_diff_options *o, const char *path, const char *mapping)
 {
-    kd_triage_options t;
-    memset(&t, 0, sizeof t);
+    kd_triage_options t = o->sides;
     t.formal_path = path;
     t.mapping_path = mapping;
-    t.pid_substring = o->pid_substring;
-    t.has_stage_filter = o->has_stage_filter;
-    t.stage_filter = o->stage_filter;
-    t.limit = o->limit;
-    t.min_share = o->min_share;
-    t.no_kernel_map = o->no_kernel_map;
-    t.framework_set = o->framework_set;
-    t.framework = o->framework;
     return t;
 }
 
@@ -505,7 +496,7 @@ kd_status kd_diff_run(const kd_diff_options *opt, kd_diff *out, kd_error *err)
     if (!st && !pair_stages(out))
         st = kd_fail(err, KD_ENOMEM, "out of memory");
     for (size_t i = 0; !st && i < out->n_stages; i++)
-        if (!diff_stage(&out->stages[i], out->scale_base, out->scale_cand, opt->min_share))
+        if (!diff_stage(&out->stages[i], out->scale_base, out->scale_cand, opt->sides.min_share))
             st = kd_fail(err, KD_ENOMEM, "out of memory matching kernels");
     if (!st && !warn_missing_comm(out))
         st = kd_fail(err, KD_ENOMEM, "out of memory");

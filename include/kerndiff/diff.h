@@ -16,15 +16,11 @@
 typedef struct {
     const char *baseline_path, *candidate_path;
     const char *baseline_mapping, *candidate_mapping; /* NULL: the side itself */
-    const char *pid_substring;
-    bool has_stage_filter;
-    kd_stage stage_filter;
-    size_t limit;     /* action rows per stage (priorities) */
-    double min_share; /* render bar of the action rows shown in reports */
+    /* the triage options of both sides (pid, stage, limit = action rows per
+     * stage, min_share = render bar of the rows reports show, kernel map,
+     * framework); its paths are not used */
+    kd_triage_options sides;
     bool normalize_steps; /* --normalize steps */
-    bool no_kernel_map;
-    bool framework_set;
-    kd_framework framework;
     bool sequential; /* load the sides one after the other (tests) */
 } kd_diff_options;
 

@@ -186,38 +186,39 @@ void kd_cli_common_init(kd_cli_common *o)
 {
     memset(o, 0, sizeof *o);
     o->format = "text";
-    o->min_share = 1.0;
+    o->analysis.min_share = 1.0;
 }
 
 int kd_cli_common_option(const char *cmd, int c, const char *arg, kd_cli_common *o)
 {
     bool is_auto;
+    kd_triage_options *a = &o->analysis;
     switch (c) {
-    case 'p': o->pid = arg; return 1;
+    case 'p': a->pid_substring = arg; return 1;
     case 's':
-        if (!kd_stage_from_name(arg, &o->stage))
+        if (!kd_stage_from_name(arg, &a->stage_filter))
             return kd_cli_usage_error(cmd, "--stage must be extend, decode or all, not '%s'", arg), -1;
-        o->has_stage = true;
+        a->has_stage_filter = true;
         return 1;
     case 'l':
-        if (!kd_cli_parse_size(arg, &o->limit))
+        if (!kd_cli_parse_size(arg, &a->limit))
             return kd_cli_usage_error(cmd, "--limit takes a whole number >= 0, not '%s'", arg), -1;
         return 1;
     case 'S':
-        if (!kd_cli_parse_share(arg, &o->min_share))
+        if (!kd_cli_parse_share(arg, &a->min_share))
             return kd_cli_usage_error(cmd, "--min-share takes a percentage >= 0, not '%s'", arg), -1;
         return 1;
     case 'w':
-        if (!kd_framework_parse(arg, &o->framework, &is_auto))
+        if (!kd_framework_parse(arg, &a->framework, &is_auto))
             return kd_cli_usage_error(cmd, "--framework must be auto, sglang, vllm, trtllm or tokenspeed, not '%s'",
                                       arg), -1;
-        o->framework_set = !is_auto;
+        a->framework_set = !is_auto;
         return 1;
     case 'f': o->format = arg; return 1;
     case 'M': o->files[0] = arg; return 1;
     case 'C': o->files[1] = arg; return 1;
     case 'j': o->files[2] = arg; return 1;
-    case 'K': o->no_kernel_map = true; return 1;
+    case 'K': a->no_kernel_map = true; return 1;
     case 'q': o->quiet = true; return 1;
     default: return 0;
     }

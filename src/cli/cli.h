@@ -10,6 +10,7 @@
 #include "kerndiff/error.h"
 #include "kerndiff/kernelsites.h"
 #include "kerndiff/text.h"
+#include "kerndiff/triage.h"
 
 #define KD_EXIT_OK 0
 #define KD_EXIT_GATE 1
@@ -52,14 +53,9 @@ bool kd_cli_write_outputs(const char *const files[], size_t n,
 
 /* The options triage and diff share (product.md §2: common and output options). */
 typedef struct {
-    const char *pid;
-    bool has_stage;
-    kd_stage stage;
-    size_t limit;
-    double min_share;
-    bool no_kernel_map;
-    bool framework_set;
-    kd_framework framework;
+    /* --pid, --stage, --limit, --min-share, --no-kernel-map, --framework:
+     * stored where the library reads them (paths are the command's) */
+    kd_triage_options analysis;
     const char *format;   /* stdout: text, markdown, csv, json */
     const char *files[3]; /* --markdown, --csv, --json */
     bool quiet;

@@ -105,14 +105,7 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
             return kd_cli_usage_error("diff", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    o->d.pid_substring = o->com.pid;
-    o->d.has_stage_filter = o->com.has_stage;
-    o->d.stage_filter = o->com.stage;
-    o->d.limit = o->com.limit;
-    o->d.min_share = o->com.min_share;
-    o->d.no_kernel_map = o->com.no_kernel_map;
-    o->d.framework_set = o->com.framework_set;
-    o->d.framework = o->com.framework;
+    o->d.sides = o->com.analysis;
     if (!report_for(o->com.format))
         return kd_cli_usage_error("diff", "--format must be text, markdown, csv or json, not '%s'", o->com.format);
     if (optind != argc - 2)

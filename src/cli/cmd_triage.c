@@ -79,21 +79,14 @@ static int parse_triage_args(int argc, char **argv, triage_cli *o)
         if (common)
             continue;
         switch (c) {
-        case 'm': o->t.mapping_path = optarg; break;
-        case 'd': o->t.dump_internals = true; break;
+        case 'm': o->com.analysis.mapping_path = optarg; break;
+        case 'd': o->com.analysis.dump_internals = true; break;
         case 'h': triage_help(); return -1;
         default:
             return kd_cli_usage_error("triage", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    o->t.pid_substring = o->com.pid;
-    o->t.has_stage_filter = o->com.has_stage;
-    o->t.stage_filter = o->com.stage;
-    o->t.limit = o->com.limit;
-    o->t.min_share = o->com.min_share;
-    o->t.no_kernel_map = o->com.no_kernel_map;
-    o->t.framework_set = o->com.framework_set;
-    o->t.framework = o->com.framework;
+    o->t = o->com.analysis;
     if (!writer_for(o->com.format))
         return kd_cli_usage_error("triage", "--format must be text, markdown, csv or json, not '%s'",
                                   o->com.format);

@@ -5,6 +5,15 @@
 # status in $rc.
 
 rc=0
+
+# The base trace of the CLI scripts: three kernels on two streams of pid 3,
+# stream 7 busy 30 us (k1 10 + k2 20), stream 20 busy 30 us (one nccl
+# kernel); 60 us of kernel time in all.
+K1='{"ph":"X","cat":"kernel","name":"k1","pid":3,"tid":7,"ts":100,"dur":10,"args":{"stream":7,"External id":1,"correlation":11}}'
+K2='{"ph":"X","cat":"kernel","name":"k2","pid":3,"tid":7,"ts":120,"dur":20,"args":{"stream":7,"External id":2,"correlation":12}}'
+K3='{"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce","pid":3,"tid":20,"ts":105,"dur":30,"args":{"stream":20,"External id":3,"correlation":13}}'
+EVENTS="$K1,$K2,$K3"
+
 KD_PASS=0
 KD_FAIL=0
 KD_N=0

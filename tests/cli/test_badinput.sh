@@ -38,12 +38,7 @@ KD_CLI_DIR=$(dirname "$0")
 # ---------------------------------------------------------------------------
 # generators
 
-# Three kernels on two streams of pid 3 (as in test_cli.sh): stream 7 busy
-# 30 us (k1 + k2), stream 20 busy 30 us (one nccl kernel).
-K1='{"ph":"X","cat":"kernel","name":"k1","pid":3,"tid":7,"ts":100,"dur":10,"args":{"stream":7,"External id":1,"correlation":11}}'
-K2='{"ph":"X","cat":"kernel","name":"k2","pid":3,"tid":7,"ts":120,"dur":20,"args":{"stream":7,"External id":2,"correlation":12}}'
-K3='{"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce","pid":3,"tid":20,"ts":105,"dur":30,"args":{"stream":20,"External id":3,"correlation":13}}'
-EVENTS="$K1,$K2,$K3"
+# K1, K2, K3 and EVENTS (lib.sh): the base trace's three kernels
 A7='{"stream":7}'
 
 # trace EVENT...: a {"traceEvents": [...]} document of the EVENTs on stdout

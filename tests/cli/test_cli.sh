@@ -28,12 +28,7 @@ KD_CLI_DIR=$(dirname "$0")
 # ---------------------------------------------------------------------------
 # inputs
 
-# Three kernels on two streams of pid 3: stream 7 busy 30 us (k1 10 + k2 20),
-# stream 20 busy 30 us (one nccl kernel); 60 us of kernel time in all.
-K1='{"ph":"X","cat":"kernel","name":"k1","pid":3,"tid":7,"ts":100,"dur":10,"args":{"stream":7,"External id":1,"correlation":11}}'
-K2='{"ph":"X","cat":"kernel","name":"k2","pid":3,"tid":7,"ts":120,"dur":20,"args":{"stream":7,"External id":2,"correlation":12}}'
-K3='{"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce","pid":3,"tid":20,"ts":105,"dur":30,"args":{"stream":20,"External id":3,"correlation":13}}'
-EVENTS="$K1,$K2,$K3"
+# K1, K2, K3 and EVENTS (lib.sh): the base trace's three kernels
 
 printf '{"traceEvents":[%s]}\n' "$EVENTS" >"$T/good.json"
 printf '[%s]\n' "$EVENTS" >"$T/good_list.json"

@@ -19,15 +19,9 @@
 #include "kerndiff/load.h"
 #include "kerndiff/side.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "sink.h"
 
-static FILE *devnull(void)
-{
-    static FILE *f; /* the fuzzer's process-wide sink, opened once */
-    if (!f)
-        f = fopen("/dev/null", "w");
-    return f;
-}
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -42,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     kd_inspect report;
     if (kd_inspect_build(&side, NULL, &report, &err) == KD_OK) {
-        FILE *out = devnull();
+        FILE *out = fuzz_sink();
         if (out) {
             kd_inspect_write_text(&report, out);
             kd_inspect_write_json(&report, out);

@@ -20,15 +20,9 @@
 #include "kerndiff/side.h"
 #include "kerndiff/triage.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "sink.h"
 
-static FILE *devnull(void)
-{
-    static FILE *f; /* the fuzzer's process-wide sink, opened once */
-    if (!f)
-        f = fopen("/dev/null", "w");
-    return f;
-}
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void options_from_byte(uint8_t b, kd_triage_options *opt)
 {
@@ -59,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     t.mapping = &t.formal;
     if (kd_triage_analyze(&opt, &t, &err) != KD_OK)
         return 0; /* kd_triage_analyze freed t */
-    FILE *out = devnull();
+    FILE *out = fuzz_sink();
     if (out) {
         kd_triage_write_markdown(&t, &opt, out);
         kd_triage_write_text(&t, &opt, out);

@@ -44,7 +44,7 @@ static kd_diff run_diff(const char *b, const char *c)
     memset(&o, 0, sizeof o);
     o.baseline_path = b;
     o.candidate_path = c;
-    o.min_share = 1.0;
+    o.sides.min_share = 1.0;
     o.sequential = true;
     kd_diff d;
     kd_error err;

@@ -177,7 +177,7 @@ static void fixture_init(fixture *f)
     f->opt.baseline_path = "base|line.json.gz";
     f->opt.candidate_path = "cand`idate<1>.json.gz";
     f->opt.candidate_mapping = "mapping.json";
-    f->opt.min_share = 1.0;
+    f->opt.sides.min_share = 1.0;
     ck_assert(kd_gate_parse("5%,200us", &f->fail, (char[128]){0}, 128));
     kd_diff_gate(d, &f->fail, &f->warn, &f->gate);
     f->rep = (kd_report){d, &f->opt, &f->fail, &f->warn, &f->gate};
