@@ -4,14 +4,20 @@
 
 #include "kerndiff/intern.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define ARENA_BLOCK (1u << 20)
+/* Arena blocks start small and double up to ARENA_BLOCK_MAX: a small trace
+ * (a test, a fuzz input) then costs kilobytes, a large one still gets
+ * megabyte blocks. */
+#define ARENA_BLOCK_MIN (1u << 14)
+#define ARENA_BLOCK_MAX (1u << 20)
 
 typedef struct arena_block {
     struct arena_block *next;
     size_t used, cap;
+    bool own; /* a long string's block of its own, never filled further */
     char data[];
 } arena_block;
 
@@ -28,6 +34,7 @@ struct kd_interner {
     uint32_t *table;  /* hash slots holding ids, 0 = empty */
     uint32_t table_cap; /* power of two */
     size_t arena_bytes;
+    size_t next_block; /* capacity of the next shared block */
 };
 
 static uint64_t hash_bytes(const char *s, size_t len)
@@ -46,9 +53,9 @@ kd_interner *kd_interner_new(void)
     kd_interner *in = calloc(1, sizeof *in);
     if (!in)
         return NULL;
-    in->table_cap = 1024;
+    in->table_cap = 64; /* both grow by doubling */
     in->table = calloc(in->table_cap, sizeof *in->table);
-    in->entries_cap = 512;
+    in->entries_cap = 32;
     in->entries = calloc(in->entries_cap, sizeof *in->entries);
     if (!in->table || !in->entries) {
         kd_interner_free(in);
@@ -72,19 +79,30 @@ void kd_interner_free(kd_interner *in)
     free(in);
 }
 
+static size_t next_block_cap(kd_interner *in)
+{
+    size_t cap = in->next_block ? in->next_block : ARENA_BLOCK_MIN;
+    in->next_block = cap < ARENA_BLOCK_MAX ? cap * 2 : ARENA_BLOCK_MAX;
+    return cap;
+}
+
 static char *arena_copy(kd_interner *in, const char *s, size_t len)
 {
     arena_block *b = in->blocks;
     if (!b || b->cap - b->used < len + 1) {
         /* long strings get a block of their own; the current block stays in front */
-        size_t cap = len + 1 > ARENA_BLOCK ? len + 1 : ARENA_BLOCK;
+        bool own = len + 1 > ARENA_BLOCK_MAX / 4;
+        size_t cap = own ? len + 1 : next_block_cap(in);
+        while (cap < len + 1)
+            cap = next_block_cap(in);
         arena_block *nb = malloc(sizeof *nb + cap);
         if (!nb)
             return NULL;
         nb->used = 0;
         nb->cap = cap;
+        nb->own = own;
         in->arena_bytes += cap;
-        if (b && cap != ARENA_BLOCK) {
+        if (b && own) {
             nb->next = b->next;
             b->next = nb;
         } else {

@@ -13,9 +13,12 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
@@ -24,6 +27,8 @@
 
 #define IN_BLOCK (1u << 20)
 #define OUT_BLOCK (4u << 20)
+#define SMALL_GZIP (1u << 16)
+#define SMALL_GZIP_BLOCK (1u << 18)
 
 /* ---- fields of one event --------------------------------------------- */
 
@@ -108,6 +113,7 @@ typedef struct {
      * is remembered so most events skip the hash lookup */
     last_string last[3];
     bool bad_utf8; /* a kept string failed kd_utf8_input_valid: parse cancelled */
+    bool forgot;   /* a later traceEvents key dropped the events kept so far */
 } loader;
 
 static bool scratch_put(loader *L, const char *s, size_t len, size_t *off)
@@ -182,7 +188,7 @@ static field_id args_key(const unsigned char *k, size_t n)
 static sid_info *info_of(loader *L, kd_sid id)
 {
     if (id >= L->info_cap) {
-        size_t cap = L->info_cap ? L->info_cap : 1024;
+        size_t cap = L->info_cap ? L->info_cap : 64;
         while (cap <= id)
             cap *= 2;
         sid_info *p = realloc(L->info, cap * sizeof *p);
@@ -638,6 +644,7 @@ static void forget_events_for_new_key(loader *L)
     for (size_t i = 0; i < L->info_cap; i++)
         L->info[i].seen_cat = L->info[i].seen_pid = 0;
     forget_events(L->t);
+    L->forgot = true;
 }
 
 static void note_child(loader *L)
@@ -893,6 +900,7 @@ typedef struct {
     bool gzip, z_ready, z_done;
     z_stream z;
     unsigned char *inbuf;
+    size_t in_cap; /* IN_BLOCK, or less for a small trace in memory */
     size_t in_len; /* valid bytes in inbuf for the inflater */
     bool in_eof;
     uint64_t bytes_in;
@@ -918,7 +926,7 @@ static bool refill(source *s)
     size_t keep = s->z.avail_in;
     if (keep && s->z.next_in != s->inbuf)
         memmove(s->inbuf, s->z.next_in, keep);
-    size_t n = raw_read(s, s->inbuf + keep, IN_BLOCK - keep);
+    size_t n = raw_read(s, s->inbuf + keep, s->in_cap - keep);
     if (raw_error(s))
         return false;
     if (n == 0)
@@ -990,7 +998,10 @@ static long source_read(source *s, unsigned char *dst, size_t cap, const char *l
 
 static bool source_open(source *s, const char *label, kd_error *err)
 {
-    s->inbuf = malloc(IN_BLOCK);
+    /* a small trace in memory (tests, the fuzz targets) fits in a buffer of
+     * its own size; the whole of it is read at the first refill */
+    s->in_cap = s->mem && s->mem_len < IN_BLOCK - 16 ? s->mem_len + 16 : IN_BLOCK;
+    s->inbuf = malloc(s->in_cap);
     if (!s->inbuf) {
         kd_fail(err, KD_ENOMEM, "%s: out of memory", label);
         return false;
@@ -1086,9 +1097,15 @@ static bool reader_start(block_reader *r, source *src, const char *label)
     memset(r, 0, sizeof *r);
     r->src = src;
     r->label = label;
-    /* a small plain trace in memory (tests, the fuzz targets) needs no
-     * 4 MiB block: one block of its own size */
-    r->block = !src->gzip && src->mem && src->mem_len < OUT_BLOCK ? src->mem_len + 1 : OUT_BLOCK;
+    /* a small trace in memory (tests, the fuzz targets) needs no 4 MiB
+     * blocks: a plain one gets one block of its own size, a gzip one
+     * 256 KiB blocks (its inflated size is unknown; blocks only pace it) */
+    if (src->mem && !src->gzip && src->mem_len < OUT_BLOCK)
+        r->block = src->mem_len + 1;
+    else if (src->mem && src->gzip && src->mem_len < SMALL_GZIP)
+        r->block = SMALL_GZIP_BLOCK;
+    else
+        r->block = OUT_BLOCK;
     for (int i = 0; i < (src->gzip ? READ_SLOTS : 1); i++)
         if (!(r->buf[i] = malloc(r->block)))
             return false;
@@ -1151,7 +1168,24 @@ static void reader_stop(block_reader *r)
 
 /* ---- one parse pass ---------------------------------------------------- */
 
-typedef enum { PASS_OK, PASS_FAILED, PASS_RETRY_FILTERED } pass_result;
+typedef enum {
+    PASS_OK,
+    PASS_FAILED,
+    PASS_RETRY_FILTERED,
+    PASS_SPLIT,     /* split head: stopped at a confirmed event boundary */
+    PASS_CANCELLED, /* split tail: the head found the boundary false */
+    PASS_SERIAL     /* split head: the boundary bytes hit an error; load serially */
+} pass_result;
+
+/* How a pass takes part in a split load (see "split load" below). */
+typedef struct {
+    /* tail: fed before the file bytes, in place of the head's document */
+    const char *prefix;
+    /* tail: polled between blocks; the head sets it when the split fails */
+    atomic_bool *cancel;
+    /* head: file offset of the '{' the tail starts at (0: none) */
+    uint64_t stop_at;
+} pass_ctl;
 
 static void report_parse_error(yajl_handle h, const unsigned char *buf, size_t n,
                                uint64_t offset, bool at_end, const char *label, kd_error *err)
@@ -1172,7 +1206,33 @@ static void report_parse_error(yajl_handle h, const unsigned char *buf, size_t n
         yajl_free_error(h, msg);
 }
 
-static pass_result parse_pass(loader *L, source *src, bool filtered)
+/* Head of a split load: feeds the block holding ctl->stop_at up to that
+ * '{', then the '{' alone. The split is confirmed when the '{' opened an
+ * element of the events list (the tail parses from there); the started
+ * event is then left to the tail. Otherwise the tail is cancelled and the
+ * rest of the block fed, so the pass goes on as a serial one. */
+static pass_result feed_split_block(loader *L, yajl_handle h, const unsigned char *p, size_t len,
+                                    uint64_t offset, pass_ctl *ctl)
+{
+    size_t head = (size_t)(ctl->stop_at - offset);
+    if (yajl_parse(h, p, head) != yajl_status_ok)
+        return PASS_SERIAL;
+    uint64_t events = L->t->events_read;
+    bool at_list = L->in_events && !L->in_event && L->depth == L->events_depth;
+    if (yajl_parse(h, p + head, 1) != yajl_status_ok)
+        return PASS_SERIAL;
+    if (at_list && L->in_event && L->t->events_read == events + 1) {
+        L->t->events_read = events;
+        return PASS_SPLIT;
+    }
+    atomic_store(ctl->cancel, true);
+    ctl->stop_at = 0;
+    if (yajl_parse(h, p + head + 1, len - head - 1) != yajl_status_ok)
+        return PASS_SERIAL;
+    return PASS_OK;
+}
+
+static pass_result parse_pass(loader *L, source *src, bool filtered, pass_ctl *ctl)
 {
     block_reader rd;
     bool rd_ok = reader_start(&rd, src, L->label);
@@ -1187,9 +1247,16 @@ static pass_result parse_pass(loader *L, source *src, bool filtered)
     nonfinite_filter nf = {0};
     uint64_t offset = 0; /* JSON bytes fed so far (before filtering) */
     bool first = true;
+    if (ctl && ctl->prefix &&
+        yajl_parse(h, (const unsigned char *)ctl->prefix, strlen(ctl->prefix)) != yajl_status_ok)
+        goto done; /* cannot happen: the prefixes are valid JSON openings */
     for (bool held = false;; held = true) {
         if (held)
             reader_release(&rd);
+        if (ctl && ctl->prefix && atomic_load(ctl->cancel)) {
+            res = PASS_CANCELLED;
+            goto done;
+        }
         long n = reader_next(&rd, &buf, L->err);
         if (n < 0)
             goto done;
@@ -1214,6 +1281,16 @@ static pass_result parse_pass(loader *L, source *src, bool filtered)
         if (n == 0 && len == 0)
             break;
         L->t->bytes_json += (uint64_t)n;
+        if (ctl && ctl->stop_at && ctl->stop_at >= offset && ctl->stop_at < offset + raw_len) {
+            res = feed_split_block(L, h, p, len, offset, ctl);
+            if (res != PASS_OK)
+                goto done;
+            res = PASS_FAILED;
+            offset += raw_len;
+            if (n == 0)
+                break;
+            continue;
+        }
         yajl_status st = yajl_parse(h, p, len);
         if (st != yajl_status_ok) {
             if (L->status) {
@@ -1297,6 +1374,7 @@ typedef struct {
     const char *path;      /* file to open, or NULL */
     const void *mem;
     size_t mem_len;
+    uint64_t start; /* read from this byte on (a split load's tail) */
 } input;
 
 static bool open_input(const input *in, source *s, const char *label, kd_error *err)
@@ -1309,58 +1387,348 @@ static bool open_input(const input *in, source *s, const char *label, kd_error *
                     strerror(errno));
             return false;
         }
+        if (in->start && fseeko(s->fp, (off_t)in->start, SEEK_SET) != 0) {
+            kd_fail(err, KD_EIO, "%s: cannot seek: %s", label, strerror(errno));
+            return false;
+        }
     } else {
-        s->mem = in->mem;
-        s->mem_len = in->mem_len;
+        s->mem = (const unsigned char *)in->mem + in->start;
+        s->mem_len = in->mem_len - in->start;
     }
     return source_open(s, label, err);
 }
 
-static kd_trace *load_input(const input *in, const char *label, kd_error *err)
+/* One pass over in: a new trace and its loader's end state. */
+typedef struct {
+    kd_trace *t;
+    pass_result r;
+    top_kind top;
+    bool events_bad_type, forgot;
+} pass_outcome;
+
+static pass_outcome run_pass(const input *in, const char *label, bool filtered, pass_ctl *ctl,
+                             kd_error *err)
 {
-    for (int filtered = 0; filtered < 2; filtered++) {
-        kd_trace *t = trace_new(label);
-        if (!t) {
-            kd_fail(err, KD_ENOMEM, "%s: out of memory", label);
-            return NULL;
+    pass_outcome o = {trace_new(label), PASS_FAILED, TOP_NONE, false, false};
+    if (!o.t) {
+        kd_fail(err, KD_ENOMEM, "%s: out of memory", label);
+        return o;
+    }
+    loader L;
+    memset(&L, 0, sizeof L);
+    L.t = o.t;
+    L.label = label;
+    L.err = err;
+    reset_event(&L);
+    source src;
+    if (open_input(in, &src, label, err)) {
+        o.r = parse_pass(&L, &src, filtered, ctl);
+        o.t->bytes_in = src.bytes_in;
+        o.t->gzip = src.gzip;
+    }
+    source_close(&src);
+    free(L.scratch);
+    free(L.info);
+    o.top = L.top;
+    o.events_bad_type = L.events_bad_type;
+    o.forgot = L.forgot;
+    if (o.r == PASS_OK && !check_shape(&L, err))
+        o.r = PASS_FAILED;
+    if (o.r == PASS_OK)
+        o.t->shape = L.top == TOP_LIST ? KD_SHAPE_LIST : KD_SHAPE_OBJECT;
+    return o;
+}
+
+/* ---- split load ---------------------------------------------------------
+ * yajl's lexing is most of a load's time and runs on one core. A large plain
+ * file is therefore parsed as two halves at once: the tail from an event
+ * boundary found near the middle (`}` `,` `{` outside any string, as far as
+ * a byte scan can tell), behind a synthetic opening of the document; the
+ * head from the start up to that boundary, where it checks that the `{`
+ * really opens an element of the traceEvents list. A false boundary cancels
+ * the tail and the head goes on alone; any problem in the tail (a parse
+ * error, invalid UTF-8, a second traceEvents key) reloads the file serially,
+ * so results and error messages are exactly the serial ones. The halves'
+ * records are concatenated in trace order and the tail's strings re-interned
+ * in its first-seen order, which gives the serial ids. */
+
+#define SPLIT_WINDOW (1u << 20)
+
+static size_t read_at(const input *in, FILE *fp, uint64_t at, unsigned char *buf, size_t n)
+{
+    if (!fp) {
+        if (at >= in->mem_len)
+            return 0;
+        size_t left = (size_t)(in->mem_len - at);
+        n = n < left ? n : left;
+        memcpy(buf, (const unsigned char *)in->mem + at, n);
+        return n;
+    }
+    if (fseeko(fp, (off_t)at, SEEK_SET) != 0)
+        return 0;
+    return fread(buf, 1, n, fp);
+}
+
+static bool json_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* The offset of the '{' of the first `}`, `,`, `{` (blanks between) in buf. */
+static bool find_boundary(const unsigned char *buf, size_t n, size_t *at)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] != '}')
+            continue;
+        size_t j = i + 1;
+        while (j < n && json_space(buf[j]))
+            j++;
+        if (j >= n || buf[j] != ',')
+            continue;
+        j++;
+        while (j < n && json_space(buf[j]))
+            j++;
+        if (j < n && buf[j] == '{') {
+            *at = j;
+            return true;
         }
-        loader L;
-        memset(&L, 0, sizeof L);
-        L.t = t;
-        L.label = label;
-        L.err = err;
-        reset_event(&L);
-        source src;
-        pass_result r = PASS_FAILED;
-        if (open_input(in, &src, label, err)) {
-            r = parse_pass(&L, &src, filtered);
-            t->bytes_in = src.bytes_in;
-            t->gzip = src.gzip;
+    }
+    return false;
+}
+
+/* Where a split load would cut in (a plain file of at least min_bytes), and
+ * the tail's synthetic opening for the document's shape. */
+static bool find_split_point(const input *in, uint64_t min_bytes, uint64_t *at, const char **prefix)
+{
+    FILE *fp = NULL;
+    uint64_t size = in->mem_len;
+    if (in->path) {
+        struct stat sb;
+        if (stat(in->path, &sb) != 0 || !S_ISREG(sb.st_mode))
+            return false;
+        size = (uint64_t)sb.st_size;
+    }
+    if (size < min_bytes || size < 64)
+        return false;
+    if (in->path && !(fp = fopen(in->path, "rb")))
+        return false;
+    unsigned char *buf = malloc(SPLIT_WINDOW);
+    bool ok = false;
+    size_t n = buf ? read_at(in, fp, 0, buf, 64) : 0;
+    size_t i = n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    while (i < n && json_space(buf[i]))
+        i++;
+    if (n >= 2 && !(buf[0] == 0x1f && buf[1] == 0x8b) && i < n && (buf[i] == '{' || buf[i] == '[')) {
+        *prefix = buf[i] == '{' ? "{\"traceEvents\":[" : "[";
+        uint64_t mid = size / 2;
+        size_t w = read_at(in, fp, mid, buf, SPLIT_WINDOW);
+        size_t off;
+        if (find_boundary(buf, w, &off)) {
+            *at = mid + off;
+            ok = true;
         }
-        source_close(&src);
-        free(L.scratch);
-        free(L.info);
-        if (r == PASS_OK && check_shape(&L, err)) {
-            t->shape = L.top == TOP_LIST ? KD_SHAPE_LIST : KD_SHAPE_OBJECT;
+    }
+    free(buf);
+    if (fp)
+        fclose(fp);
+    return ok;
+}
+
+typedef struct {
+    input in;
+    const char *label;
+    pass_ctl ctl;
+    atomic_bool cancel;
+    kd_error err;
+    pass_outcome out;
+} split_tail;
+
+static void *split_tail_main(void *arg)
+{
+    split_tail *j = arg;
+    j->out = run_pass(&j->in, j->label, false, &j->ctl, &j->err);
+    return NULL;
+}
+
+/* Appends src's records to dst, strings mapped by map (src id -> dst id). */
+#define APPEND_REMAPPED(T, dst, src, fix)                                          \
+    do {                                                                           \
+        for (size_t i_ = 0; i_ < (src).n; i_++) {                                  \
+            if (!KD_VEC_PUSH(dst, (src).v[i_]))                                    \
+                goto oom;                                                          \
+            T *r_ = &(dst).v[(dst).n - 1];                                         \
+            fix;                                                                   \
+        }                                                                          \
+    } while (0)
+
+static bool merge_tail(kd_trace *t, const kd_trace *tail)
+{
+    uint32_t n = kd_interner_count(tail->strings);
+    kd_sid *map = malloc(((size_t)n + 1) * sizeof *map);
+    uint32_t *cat_at = NULL, *pid_at = NULL;
+    if (!map)
+        return false;
+    map[0] = 0;
+    for (uint32_t id = 1; id <= n; id++)
+        if (!(map[id] = kd_intern(t->strings, kd_str(tail->strings, id), kd_str_len(tail->strings, id))))
+            goto oom;
+    APPEND_REMAPPED(kd_kernel_rec, t->kernels, tail->kernels,
+                    (r_->name = map[r_->name], r_->cat = map[r_->cat], r_->pid = map[r_->pid],
+                     r_->tid = map[r_->tid], r_->stream = map[r_->stream]));
+    APPEND_REMAPPED(kd_cpu_op_rec, t->cpu_ops, tail->cpu_ops,
+                    (r_->name = map[r_->name], r_->pid = map[r_->pid], r_->tid = map[r_->tid]));
+    APPEND_REMAPPED(kd_frame_rec, t->frames, tail->frames,
+                    (r_->name = map[r_->name], r_->pid = map[r_->pid], r_->tid = map[r_->tid]));
+    APPEND_REMAPPED(kd_launch_rec, t->launches, tail->launches,
+                    (r_->name = map[r_->name], r_->pid = map[r_->pid], r_->tid = map[r_->tid]));
+    APPEND_REMAPPED(kd_thread_name_rec, t->thread_names, tail->thread_names,
+                    (r_->name = map[r_->name], r_->pid = map[r_->pid], r_->tid = map[r_->tid]));
+    APPEND_REMAPPED(kd_annotation_rec, t->annotations, tail->annotations, (void)r_);
+    APPEND_REMAPPED(kd_corr_ext_rec, t->corr_ext, tail->corr_ext, (void)r_);
+    APPEND_REMAPPED(kd_step_rec, t->profiler_steps, tail->profiler_steps, (void)r_);
+    /* first-seen cats (with counts) and pids: the head's, then the tail's new ones */
+    uint32_t count = kd_interner_count(t->strings);
+    cat_at = calloc((size_t)count + 1, sizeof *cat_at);
+    pid_at = calloc((size_t)count + 1, sizeof *pid_at);
+    if (!cat_at || !pid_at)
+        goto oom;
+    for (size_t i = 0; i < t->seen_cats.n; i++)
+        cat_at[t->seen_cats.v[i]] = (uint32_t)i + 1;
+    for (size_t i = 0; i < t->seen_pids.n; i++)
+        pid_at[t->seen_pids.v[i]] = (uint32_t)i + 1;
+    for (size_t i = 0; i < tail->seen_cats.n; i++) {
+        kd_sid c = map[tail->seen_cats.v[i]];
+        if (!cat_at[c]) {
+            if (!KD_VEC_PUSH(t->seen_cats, c) || !KD_VEC_PUSH(t->seen_cat_counts, 0))
+                goto oom;
+            cat_at[c] = (uint32_t)t->seen_cats.n;
+        }
+        t->seen_cat_counts.v[cat_at[c] - 1] += tail->seen_cat_counts.v[i];
+    }
+    for (size_t i = 0; i < tail->seen_pids.n; i++) {
+        kd_sid p = map[tail->seen_pids.v[i]];
+        if (!pid_at[p]) {
+            if (!KD_VEC_PUSH(t->seen_pids, p))
+                goto oom;
+            pid_at[p] = (uint32_t)t->seen_pids.n;
+        }
+    }
+    t->events_read += tail->events_read;
+    t->complete_events += tail->complete_events;
+    for (int r = 0; r < KD_SKIP_COUNT; r++)
+        t->skipped[r] += tail->skipped[r];
+    free(map);
+    free(cat_at);
+    free(pid_at);
+    return true;
+oom:
+    free(map);
+    free(cat_at);
+    free(pid_at);
+    return false;
+}
+
+/* A split load of in (cut at `at`). NULL with *redo set: load serially
+ * (from the filtered pass when *redo_filtered). NULL without: err is the
+ * serial answer. */
+static kd_trace *load_split(const input *in, const char *label, uint64_t at, const char *prefix,
+                            bool *redo, bool *redo_filtered, kd_error *err)
+{
+    *redo = *redo_filtered = false;
+    split_tail *j = calloc(1, sizeof *j);
+    pthread_t th;
+    if (!j) {
+        *redo = true;
+        return NULL;
+    }
+    j->in = *in;
+    j->in.start = at;
+    j->label = label;
+    atomic_init(&j->cancel, false);
+    j->ctl.prefix = prefix;
+    j->ctl.cancel = &j->cancel;
+    if (pthread_create(&th, NULL, split_tail_main, j) != 0) {
+        free(j);
+        *redo = true;
+        return NULL;
+    }
+    pass_ctl head = {NULL, &j->cancel, at};
+    pass_outcome h = run_pass(in, label, false, &head, err);
+    if (h.r != PASS_SPLIT)
+        atomic_store(&j->cancel, true);
+    pthread_join(th, NULL);
+    kd_trace *t = NULL;
+    const kd_trace *tail = j->out.t;
+    if (h.r == PASS_SPLIT) {
+        if (j->out.r == PASS_OK && !j->out.forgot && merge_tail(h.t, tail)) {
+            t = h.t;
+            h.t = NULL;
+            t->shape = tail->shape;
+            t->has_trace_events = tail->has_trace_events;
+            /* a plain file: every byte is a JSON byte, read once */
+            t->bytes_in = t->bytes_json = at + tail->bytes_in;
+            t->split = true;
+        } else {
+            *redo = true;
+        }
+    } else if (h.r == PASS_OK) { /* a false boundary: the head went on alone */
+        t = h.t;
+        h.t = NULL;
+    } else if (h.r == PASS_RETRY_FILTERED) {
+        *redo = *redo_filtered = true;
+    } else if (h.r == PASS_SERIAL) {
+        *redo = true;
+    } /* PASS_FAILED: an error before the boundary, err is the serial one */
+    kd_trace_free(h.t);
+    kd_trace_free(j->out.t);
+    free(j);
+    return t;
+}
+
+static kd_trace *load_input(const input *in, const char *label, const kd_load_options *opt,
+                            kd_error *err)
+{
+    int first_pass = 0;
+    uint64_t at;
+    const char *prefix;
+    if (opt && opt->threads >= 2 &&
+        find_split_point(in, opt->split_min_bytes ? opt->split_min_bytes : KD_LOAD_SPLIT_MIN, &at,
+                         &prefix)) {
+        bool redo, redo_filtered;
+        kd_trace *t = load_split(in, label, at, prefix, &redo, &redo_filtered, err);
+        if (t || !redo)
             return t;
-        }
-        kd_trace_free(t);
-        if (r != PASS_RETRY_FILTERED)
+        first_pass = redo_filtered ? 1 : 0;
+    }
+    for (int filtered = first_pass; filtered < 2; filtered++) {
+        pass_outcome o = run_pass(in, label, filtered, NULL, err);
+        if (o.r == PASS_OK)
+            return o.t;
+        kd_trace_free(o.t);
+        if (o.r != PASS_RETRY_FILTERED)
             return NULL;
     }
     return NULL;
 }
 
+kd_trace *kd_load_trace_opts(const char *path, const kd_load_options *opt, kd_error *err)
+{
+    input in = {path, NULL, 0, 0};
+    return load_input(&in, path, opt, err);
+}
+
+kd_trace *kd_load_trace_mem_opts(const void *data, size_t len, const char *label,
+                                 const kd_load_options *opt, kd_error *err)
+{
+    input in = {NULL, data, len, 0};
+    return load_input(&in, label, opt, err);
+}
+
 kd_trace *kd_load_trace(const char *path, kd_error *err)
 {
-    input in = {path, NULL, 0};
-    return load_input(&in, path, err);
+    return kd_load_trace_opts(path, NULL, err);
 }
 
 kd_trace *kd_load_trace_mem(const void *data, size_t len, const char *label, kd_error *err)
 {
-    input in = {NULL, data, len};
-    return load_input(&in, label, err);
+    return kd_load_trace_mem_opts(data, len, label, NULL, err);
 }
 
 /* ---- shape probe (reference §3.2 trace-file test) ------------------------ */
@@ -1440,7 +1808,7 @@ static const yajl_callbacks probe_callbacks = {
 bool kd_probe_trace_shape(const char *path)
 {
     kd_error err;
-    input in = {path, NULL, 0};
+    input in = {path, NULL, 0, 0};
     source src;
     probe p = {0, TOP_NONE, false, 0, -1};
     unsigned char *buf = malloc(OUT_BLOCK);

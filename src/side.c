@@ -8,7 +8,8 @@
 
 #include "kerndiff/load.h"
 
-kd_status kd_side_load(const char *path, const char *pid_substring, kd_side *out, kd_error *err)
+kd_status kd_side_load(const char *path, const char *pid_substring, const kd_load_options *load,
+                       kd_side *out, kd_error *err)
 {
     memset(out, 0, sizeof *out);
     kd_status st = kd_discover_traces(path, &out->files, err);
@@ -22,7 +23,7 @@ kd_status kd_side_load(const char *path, const char *pid_substring, kd_side *out
         return kd_fail(err, KD_ENOMEM, "%s: out of memory", path);
     }
     for (size_t i = 0; i < out->files.n; i++) {
-        out->traces[i] = kd_load_trace(out->files.files[i].path, err);
+        out->traces[i] = kd_load_trace_opts(out->files.files[i].path, load, err);
         if (!out->traces[i]) {
             free(stages);
             kd_side_free(out);

@@ -136,12 +136,12 @@ static kd_status build_kernel_sites(const kd_triage_options *opt, kd_triage *t, 
 kd_status kd_triage_run(const kd_triage_options *opt, kd_triage *out, kd_error *err)
 {
     memset(out, 0, sizeof *out);
-    kd_status st = kd_side_load(opt->formal_path, opt->pid_substring, &out->formal, err);
+    kd_status st = kd_side_load(opt->formal_path, opt->pid_substring, &opt->load, &out->formal, err);
     if (st)
         return st;
     out->mapping = &out->formal;
     if (opt->mapping_path && strcmp(opt->mapping_path, opt->formal_path) != 0) {
-        st = kd_side_load(opt->mapping_path, opt->pid_substring, &out->mapping_own, err);
+        st = kd_side_load(opt->mapping_path, opt->pid_substring, &opt->load, &out->mapping_own, err);
         if (st) {
             kd_triage_free(out);
             return st;

@@ -12,12 +12,28 @@
 #include "kerndiff/error.h"
 #include "kerndiff/trace.h"
 
+/* How a load may use the machine. threads >= 2 lets a large plain (not
+ * gzip) file be parsed as two halves on two threads (the result is the
+ * serial one, byte for byte); the caller decides from the cores it has.
+ * split_min_bytes: the smallest file split (0: KD_LOAD_SPLIT_MIN). */
+typedef struct {
+    unsigned threads;
+    uint64_t split_min_bytes;
+} kd_load_options;
+
+#define KD_LOAD_SPLIT_MIN (16u << 20)
+
 /* Loads path into a new trace. On failure returns NULL and err names the file
  * and the problem (with the byte offset for parse errors). */
 kd_trace *kd_load_trace(const char *path, kd_error *err);
 
 /* Same, from a memory buffer (plain JSON or gzip); label names it in errors. */
 kd_trace *kd_load_trace_mem(const void *data, size_t len, const char *label, kd_error *err);
+
+/* The same with options (NULL: one thread). */
+kd_trace *kd_load_trace_opts(const char *path, const kd_load_options *opt, kd_error *err);
+kd_trace *kd_load_trace_mem_opts(const void *data, size_t len, const char *label,
+                                 const kd_load_options *opt, kd_error *err);
 
 /* Shape probe for discover's trace-file test (reference §3.2): true when the
  * file parses as an object with a list traceEvents, or a non-empty list whose

@@ -6,6 +6,7 @@
 #include "kerndiff/discover.h"
 #include "kerndiff/error.h"
 #include "kerndiff/extract.h"
+#include "kerndiff/load.h"
 #include "kerndiff/trace.h"
 
 typedef struct {
@@ -15,8 +16,10 @@ typedef struct {
     kd_bundle_map bundles;
 } kd_side;
 
-/* Resolves, loads and bundles path. pid_substring may be NULL. */
-kd_status kd_side_load(const char *path, const char *pid_substring, kd_side *out, kd_error *err);
+/* Resolves, loads and bundles path. pid_substring and load (one thread)
+ * may be NULL. */
+kd_status kd_side_load(const char *path, const char *pid_substring, const kd_load_options *load,
+                       kd_side *out, kd_error *err);
 /* The same for one trace held in memory (plain or gzip JSON), named label
  * in messages; for tests and the fuzz targets. */
 kd_status kd_side_load_mem(const void *data, size_t len, const char *label, const char *pid_substring,

@@ -138,9 +138,16 @@ typedef struct kd_trace {
     uint64_t bytes_in;   /* file bytes */
     uint64_t bytes_json; /* decompressed JSON bytes */
     bool gzip;
+    bool split; /* parsed as two halves at once (load.h kd_load_options) */
 } kd_trace;
 
 void kd_trace_free(kd_trace *t);
+
+/* Whether two loads of the same bytes agree: the same strings under the same
+ * ids, the same records in the same order, the same counters (path and
+ * `split` aside). false names the first difference in why (tests and the
+ * fuzz target check a split load against a serial one with it). */
+bool kd_trace_same(const kd_trace *a, const kd_trace *b, char *why, size_t why_len);
 
 /* Grow a KD_VEC to hold one more element; false on OOM. */
 bool kd_vec_grow_(void **v, size_t *cap, size_t n, size_t elem);

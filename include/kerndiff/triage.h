@@ -26,6 +26,7 @@ typedef struct {
     bool no_kernel_map;        /* --no-kernel-map: no kernel-site payloads */
     bool framework_set;        /* --framework given (else auto-detected) */
     kd_framework framework;    /* mapping kernel map sampling (reference §3.1) */
+    kd_load_options load;      /* threads per trace load (zero: one) */
 } kd_triage_options;
 
 /* One rendered stage: both bundles (NULL when the stage is skipped) and the

@@ -182,6 +182,28 @@ bool kd_cli_write_outputs(const char *const files[], size_t n,
 
 const char *const kd_cli_file_formats[3] = {"markdown", "csv", "json"};
 
+bool kd_cli_parse_threads(const char *s, unsigned *out)
+{
+    if (strcmp(s, "1") != 0 && strcmp(s, "2") != 0)
+        return false;
+    *out = (unsigned)(s[0] - '0');
+    return true;
+}
+
+kd_load_options kd_cli_load_options(unsigned threads, unsigned parallel)
+{
+    kd_load_options o = {1, 0};
+    if (threads) {
+        o.threads = threads;
+        return o;
+    }
+    /* a split load only pays when its second thread gets a core of its own */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores >= 2 * (long)parallel)
+        o.threads = 2;
+    return o;
+}
+
 void kd_cli_common_init(kd_cli_common *o)
 {
     memset(o, 0, sizeof *o);
@@ -220,6 +242,10 @@ int kd_cli_common_option(const char *cmd, int c, const char *arg, kd_cli_common 
     case 'j': o->files[2] = arg; return 1;
     case 'K': a->no_kernel_map = true; return 1;
     case 'q': o->quiet = true; return 1;
+    case 'T':
+        if (!kd_cli_parse_threads(arg, &o->threads))
+            return kd_cli_usage_error(cmd, "--threads must be 1 or 2, not '%s'", arg), -1;
+        return 1;
     default: return 0;
     }
 }

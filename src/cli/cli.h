@@ -45,6 +45,13 @@ bool kd_output_check(const char *path);
 /* Option values: a whole number >= 0; a percentage >= 0 ("1.5" or "1.5%"). */
 bool kd_cli_parse_size(const char *s, size_t *out);
 bool kd_cli_parse_share(const char *s, double *out);
+/* --threads: 1 or 2. */
+bool kd_cli_parse_threads(const char *s, unsigned *out);
+
+/* The load options for `threads` (--threads; 0: two threads per trace when
+ * the machine has two cores for each of the `parallel` traces loaded at
+ * once, else one). */
+kd_load_options kd_cli_load_options(unsigned threads, unsigned parallel);
 
 /* Writes every named output (files[i] may be NULL) with write(ctx, i, fp),
  * each atomically; if any fails, none is left behind. */
@@ -59,16 +66,17 @@ typedef struct {
     const char *format;   /* stdout: text, markdown, csv, json */
     const char *files[3]; /* --markdown, --csv, --json */
     bool quiet;
+    unsigned threads; /* --threads: 1 or 2, 0 = by the cores */
 } kd_cli_common;
 
-/* getopt_long entries of the shared options (letters p s l S f M C j K w q) */
+/* getopt_long entries of the shared options (letters p s l S f M C j K w q T) */
 #define KD_CLI_COMMON_OPTIONS                                                      \
     {"pid", required_argument, NULL, 'p'}, {"stage", required_argument, NULL, 's'},     \
     {"limit", required_argument, NULL, 'l'}, {"min-share", required_argument, NULL, 'S'}, \
     {"format", required_argument, NULL, 'f'}, {"markdown", required_argument, NULL, 'M'}, \
     {"csv", required_argument, NULL, 'C'}, {"json", required_argument, NULL, 'j'},       \
     {"no-kernel-map", no_argument, NULL, 'K'}, {"framework", required_argument, NULL, 'w'}, \
-    {"quiet", no_argument, NULL, 'q'}
+    {"quiet", no_argument, NULL, 'q'}, {"threads", required_argument, NULL, 'T'}
 
 /* the formats of files[0..2] */
 extern const char *const kd_cli_file_formats[3];

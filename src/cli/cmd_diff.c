@@ -33,10 +33,12 @@ static void diff_help(void)
            "  --markdown FILE        also write the Markdown report (PR comment) to FILE\n"
            "  --csv FILE             also write the CSV rows to FILE\n"
            "  --json FILE            also write the JSON report to FILE ('-' = stdout)\n"
-           "  --framework FW     auto (default), sglang, vllm, trtllm or tokenspeed: how the\n"
-           "                     mapping trace is sampled for kernel sites\n"
-           "  --framework FW         auto (default), sglang, vllm, trtllm, tokenspeed\n"
+           "  --framework FW         auto (default), sglang, vllm, trtllm or tokenspeed: how\n"
+           "                         the mapping traces are sampled for kernel sites\n"
            "  --no-kernel-map        do not use kernel-site payloads (debug)\n"
+           "  --threads N            1 or 2: threads that parse each large plain trace\n"
+           "                         (default: 2 on a machine with 4 cores or more, as the\n"
+           "                         two sides already load at once; the output is the same)\n"
            "  -q, --quiet            nothing on stdout (files and the verdict line only)\n"
            "  -h, --help             this help\n"
            "\n"
@@ -106,6 +108,7 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
         }
     }
     o->d.sides = o->com.analysis;
+    o->d.sides.load = kd_cli_load_options(o->com.threads, 2); /* the sides load at once */
     if (!report_for(o->com.format))
         return kd_cli_usage_error("diff", "--format must be text, markdown, csv or json, not '%s'", o->com.format);
     if (optind != argc - 2)

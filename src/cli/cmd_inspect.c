@@ -21,6 +21,8 @@ static void inspect_help(void)
            "\n"
            "  --pid SUBSTR     analyse the heaviest pid whose name contains SUBSTR\n"
            "  --format FMT     text (default) or json\n"
+           "  --threads N      1 or 2: threads that parse a large plain trace (default: 2\n"
+           "                   on a machine with 2 cores or more; the output is the same)\n"
            "  -h, --help       this help\n"
            "\n"
            "Exit status: 0 ok; 2 bad usage, unreadable or invalid trace, or no GPU kernels.\n");
@@ -31,10 +33,12 @@ int kd_cmd_inspect(int argc, char **argv)
     static const struct option opts[] = {
         {"pid", required_argument, NULL, 'p'},
         {"format", required_argument, NULL, 'f'},
+        {"threads", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *pid = NULL, *format = "text";
+    unsigned threads = 0;
     int c;
     opterr = 0;
     optind = 1;
@@ -42,6 +46,10 @@ int kd_cmd_inspect(int argc, char **argv)
         switch (c) {
         case 'p': pid = optarg; break;
         case 'f': format = optarg; break;
+        case 'T':
+            if (!kd_cli_parse_threads(optarg, &threads))
+                return kd_cli_usage_error("inspect", "--threads must be 1 or 2, not '%s'", optarg);
+            break;
         case 'h': inspect_help(); return KD_EXIT_OK;
         default:
             return kd_cli_usage_error("inspect", "unknown or incomplete option '%s'",
@@ -56,7 +64,8 @@ int kd_cmd_inspect(int argc, char **argv)
     kd_error err;
     kd_error_clear(&err);
     kd_side side;
-    if (kd_side_load(path, pid, &side, &err) != KD_OK)
+    kd_load_options load = kd_cli_load_options(threads, 1);
+    if (kd_side_load(path, pid, &load, &side, &err) != KD_OK)
         return kd_cli_error("%s", err.msg);
     kd_inspect r;
     if (kd_inspect_build(&side, pid, &r, &err) != KD_OK) {

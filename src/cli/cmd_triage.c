@@ -33,6 +33,8 @@ static void triage_help(void)
            "  --framework FW     auto (default), sglang, vllm, trtllm or tokenspeed: how the\n"
            "                     mapping trace is sampled for kernel sites\n"
            "  --no-kernel-map    do not use kernel-site payloads (debug)\n"
+           "  --threads N        1 or 2: threads that parse one large plain trace (default:\n"
+           "                     2 on a machine with 2 cores or more; the output is the same)\n"
            "  -q, --quiet        nothing on stdout (files only)\n"
            "  -h, --help         this help\n"
            "\n"
@@ -87,6 +89,7 @@ static int parse_triage_args(int argc, char **argv, triage_cli *o)
         }
     }
     o->t = o->com.analysis;
+    o->t.load = kd_cli_load_options(o->com.threads, 1);
     if (!writer_for(o->com.format))
         return kd_cli_usage_error("triage", "--format must be text, markdown, csv or json, not '%s'",
                                   o->com.format);

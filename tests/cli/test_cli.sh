@@ -44,6 +44,21 @@ awk 'BEGIN {
 }' >"$T/big.json"
 gzip -c <"$T/big.json" >"$T/big.json.gz"
 
+# a plain trace above the split-load size (16 MiB): kernels on two streams,
+# their launches and cpu_ops, Python frames, a string full of "}, {"
+awk 'BEGIN {
+    printf "{\"schemaVersion\":1,\"traceEvents\":[";
+    for (i = 0; i < 45000; i++) {
+        t = i * 20;
+        printf "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"kern_%d\",\"pid\":3,\"tid\":%d,\"ts\":%d,\"dur\":%d,\"args\":{\"stream\":%d,\"correlation\":%d,\"External id\":%d}}",
+            (i ? "," : ""), i % 97, 7 + i % 2, t, 5 + i % 13, 7 + i % 2, i, i;
+        printf ",{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":2,\"ts\":%d,\"dur\":2,\"args\":{\"correlation\":%d}}", t - 3, i;
+        printf ",{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::op_%d\",\"pid\":1,\"tid\":2,\"ts\":%d,\"dur\":4,\"args\":{\"External id\":%d,\"note\":\"}, {\"}}", i % 31, t - 5, i;
+        printf ",{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"model.py(%d): layer_%d\",\"pid\":1,\"tid\":2,\"ts\":%d,\"dur\":9}", i % 50, i % 7, t - 6;
+    }
+    printf "],\"displayTimeUnit\":\"ms\"}\n";
+}' >"$T/large.json"
+
 # ---------------------------------------------------------------------------
 section "usage"
 
@@ -489,6 +504,38 @@ if [ -n "$KD_SHARED" ] && [ -d "$KD_SHARED" ] && [ -f "$CORPUS_FILE" ]; then
     fi
 else
     echo "SKIP - shared corpus checks (no ${CORPUS_FILE:-KD_SHARED/corpus/hta/trace_diff_control.json.gz})"
+fi
+
+# ---------------------------------------------------------------------------
+section "--threads (split load of a large plain trace)"
+
+for cmd in inspect triage; do
+    run "$KD_BIN" $cmd --threads 3 "$T/good.json"
+    expect_usage_error "kerndiff $cmd --threads 3" "--threads"
+done
+run "$KD_BIN" diff --threads 0 "$T/good.json" "$T/good.json"
+expect_usage_error "kerndiff diff --threads 0" "--threads"
+
+if [ "$(wc -c <"$T/large.json")" -gt 16777216 ]; then
+    ok "the large trace is above the 16 MiB split size"
+else
+    notok "the large trace is above the 16 MiB split size" "$(wc -c <"$T/large.json") bytes"
+fi
+for cmd in inspect triage; do
+    "$KD_BIN" $cmd --threads 1 --format json "$T/large.json" >"$T/t1.json" 2>"$T/err"
+    rc1=$?
+    "$KD_BIN" $cmd --threads 2 --format json "$T/large.json" >"$T/t2.json" 2>"$T/err"
+    rc2=$?
+    if [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && [ -s "$T/t1.json" ] && cmp -s "$T/t1.json" "$T/t2.json"; then
+        ok "$cmd --threads 2 gives the bytes of --threads 1 on a 17 MB plain trace"
+    else
+        notok "$cmd --threads 2 gives the bytes of --threads 1 on a 17 MB plain trace" "rc=$rc1/$rc2, stderr: $(err_text)"
+    fi
+done
+if json_ok "$T/t1.json" 'd["stages"]["all"] is not None'; then
+    ok "the large trace's triage has an all stage"
+else
+    notok "the large trace's triage has an all stage" "$(head -c 200 "$T/t1.json")"
 fi
 
 finish

@@ -59,7 +59,7 @@ static void strip_stage_paths(yajl_val stages)
     }
 }
 
-static yajl_val run_case(yajl_val c, char **markdown, char *msg, size_t msgsz)
+static yajl_val run_case(yajl_val c, bool split, char **markdown, char *msg, size_t msgsz)
 {
     char formal[8192], mapping[8192];
     snprintf(formal, sizeof formal, "%s/%s", shared_dir, case_str(c, "formal"));
@@ -78,6 +78,10 @@ static yajl_val run_case(yajl_val c, char **markdown, char *msg, size_t msgsz)
     opt.min_share = 1.0;
     yajl_val lim = kd_json_member(c, "overlap_table_limit");
     opt.limit = lim && lim->type == yajl_t_number ? (size_t)YAJL_GET_INTEGER(lim) : 0;
+    if (split) { /* every plain trace parsed as two halves at once (load.h) */
+        opt.load.threads = 2;
+        opt.load.split_min_bytes = 1;
+    }
     kd_error err;
     kd_error_clear(&err);
     kd_triage t;
@@ -203,16 +207,17 @@ static void check_markdown(const char *name, yajl_val exp_stages, const char *ou
     ck_assert_msg(strcmp(buf, ours) == 0, "%s: Markdown differs from %s", name, golden);
 }
 
-START_TEST(test_case)
+/* Case i against the reference's output, loaded serially or split. */
+static void check_case(int i, bool split)
 {
-    yajl_val c = cases->u.array.values[_i];
+    yajl_val c = cases->u.array.values[i];
     const char *name = case_str(c, "name");
     char path[8192], msg[1024] = "";
     snprintf(path, sizeof path, "%s/conformance/expected/%s.json.gz", shared_dir, name);
     yajl_val exp = kd_json_read_file(path, msg, sizeof msg);
     ck_assert_msg(exp != NULL, "%s: %s", name, msg);
     char *markdown = NULL;
-    yajl_val act = run_case(c, &markdown, msg, sizeof msg);
+    yajl_val act = run_case(c, split, &markdown, msg, sizeof msg);
     ck_assert_msg(act != NULL, "%s: %s", name, msg);
     strip_paths(kd_json_member(act, "formal_traces"));
     strip_paths(kd_json_member(act, "mapping_traces"));
@@ -231,6 +236,11 @@ START_TEST(test_case)
     yajl_tree_free(exp);
     yajl_tree_free(act);
 }
+
+START_TEST(test_case) { check_case(_i, false); }
+END_TEST
+
+START_TEST(test_case_split) { check_case(_i, true); }
 END_TEST
 
 static bool find_shared(void)
@@ -267,6 +277,7 @@ int main(void)
     TCase *tc = tcase_create("cases");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_case, 0, (int)cases->u.array.len);
+    tcase_add_loop_test(tc, test_case_split, 0, (int)cases->u.array.len);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_VERBOSE);

@@ -19,6 +19,14 @@ Suite *rows_suite(void);
 Suite *kernelsites_suite(void);
 Suite *report_suite(void);
 Suite *diff_suite(void);
+Suite *split_suite(void);
+
+#include "kerndiff/load.h"
+/* Fails the test unless a serial and a split load of the same bytes agree:
+ * both loaded with equal records, ids and counters, or both failed with the
+ * same message (test_split.c). */
+void kd_test_expect_same_load(const kd_trace *serial, const kd_error *serial_err,
+                              const kd_trace *split, const kd_error *split_err, const char *what);
 
 /* Directory of the source tree's fixtures (KD_SRCDIR env or "."). */
 const char *kd_test_srcdir(void);

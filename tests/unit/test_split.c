@@ -1,0 +1,376 @@
+/* test_split.c — the split load (load.c "split load"): a plain trace parsed
+ * as two halves on two threads must give exactly the serial load — the same
+ * records in the same order, the same string ids, the same counters — or,
+ * for a bad file, the same error message.
+ *
+ * kd_test_expect_same_load() is also used by test_load.c, whose every load
+ * is done both ways (split at any size), so each loader edge case there
+ * (repeated traceEvents, BOM, NaN, bad UTF-8, truncation, ...) checks the
+ * split too. Here: a sweep moving the cut across a document with events of
+ * every kind, cuts inside strings and nested objects, a tail with a second
+ * traceEvents key, tail errors, files, and the fixture traces. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kerndiff/load.h"
+#include "suites.h"
+
+/* ---- comparing two loads ---------------------------------------------- */
+
+static void expect_same_trace(const kd_trace *a, const kd_trace *b, const char *what)
+{
+    char why[256];
+    ck_assert_msg(kd_trace_same(a, b, why, sizeof why), "%s: serial and split loads differ: %s",
+                  what, why);
+}
+
+void kd_test_expect_same_load(const kd_trace *serial, const kd_error *serial_err,
+                              const kd_trace *split, const kd_error *split_err, const char *what)
+{
+    ck_assert_msg((serial == NULL) == (split == NULL), "%s: serial %s, split %s", what,
+                  serial ? "loaded" : serial_err->msg, split ? "loaded" : split_err->msg);
+    if (!serial) {
+        ck_assert_int_eq(serial_err->status, split_err->status);
+        ck_assert_str_eq(serial_err->msg, split_err->msg);
+        return;
+    }
+    expect_same_trace(serial, split, what);
+}
+
+/* Loads data both ways (split at any size); returns the serial trace. */
+static kd_trace *load_both(const char *data, size_t len, kd_error *err, const char *what)
+{
+    kd_error_clear(err);
+    kd_trace *a = kd_load_trace_mem(data, len, "split.json", err);
+    kd_error e2;
+    kd_error_clear(&e2);
+    kd_load_options split = {2, 1};
+    kd_trace *b = kd_load_trace_mem_opts(data, len, "split.json", &split, &e2);
+    kd_test_expect_same_load(a, err, b, &e2, what);
+    kd_trace_free(b);
+    return a;
+}
+
+/* ---- documents ------------------------------------------------------------ */
+
+typedef struct {
+    char *s;
+    size_t n, cap;
+} buf;
+
+static void put(buf *b, const char *s)
+{
+    size_t len = strlen(s);
+    if (b->n + len + 1 > b->cap) {
+        b->cap = (b->n + len + 1) * 2;
+        b->s = realloc(b->s, b->cap);
+        ck_assert_ptr_nonnull(b->s);
+    }
+    memcpy(b->s + b->n, s, len + 1);
+    b->n += len;
+}
+
+/* Events of every kind the loader keeps or skips, with ' for ". */
+static const char *const EVENT_KINDS[] = {
+    "{'ph':'X','cat':'kernel','name':'gemm_%d','pid':%d,'tid':7,'ts':%d.5,'dur':3,"
+    "'args':{'stream':7,'correlation':%d,'External id':%d}}",
+    "{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':1,'tid':2,'ts':%d,'dur':1,"
+    "'args':{'correlation':%d}}",
+    "{'ph':'X','cat':'cpu_op','name':'aten::mm_%d','pid':1,'tid':2,'ts':%d,'dur':4,"
+    "'args':{'External id':%d}}",
+    "{'ph':'X','cat':'python_function','name':'model.py(%d): forward','pid':1,'tid':2,'ts':%d,'dur':9}",
+    "{'ph':'X','cat':'user_annotation','name':'ProfilerStep#%d','pid':1,'tid':2,'ts':%d,'dur':50}",
+    "{'ph':'X','cat':'gpu_user_annotation','name':'decode_%d','pid':3,'tid':7,'ts':%d,'dur':40,"
+    "'args':{'External id':%d}}",
+    "{'ph':'M','name':'thread_name','pid':%d,'tid':7,'args':{'name':'stream %d'}}",
+    "{'ph':'X','cat':'kernel','name':'bad_ts_%d','pid':3,'tid':7,'ts':'x%d','dur':1}",
+    "{'ph':'X','cat':'cat_%d','name':'other','pid':%d,'tid':1,'ts':%d,'dur':2,"
+    "'args':{'nested':[{'a':1},{'b':{'c':[1,2]}}],'text':'}, {'}}",
+    "7",
+    "{'ph':'i','name':'instant','pid':1,'tid':1,'ts':%d,'args':{'correlation':%d,'External id':%d}}",
+};
+#define N_KINDS (sizeof EVENT_KINDS / sizeof *EVENT_KINDS)
+
+static void put_events(buf *b, int count)
+{
+    char ev[512], fmt[512];
+    for (int i = 0; i < count; i++) {
+        const char *k = EVENT_KINDS[(size_t)i % N_KINDS];
+        size_t j = 0;
+        for (; k[j] && j + 1 < sizeof fmt; j++)
+            fmt[j] = k[j] == '\'' ? '"' : k[j];
+        fmt[j] = '\0';
+        snprintf(ev, sizeof ev, fmt, i, i % 5 + 1, 1000 + i, i, i);
+        if (i)
+            put(b, i % 3 ? "," : ",\r\n  ");
+        put(b, ev);
+    }
+}
+
+static char *object_doc(int count, const char *head, const char *tail, size_t *len)
+{
+    buf b = {0};
+    put(&b, head);
+    put(&b, "{\"traceEvents\":[");
+    put_events(&b, count);
+    put(&b, "]");
+    put(&b, tail);
+    put(&b, "}");
+    *len = b.n;
+    return b.s;
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+/* The cut (the first event boundary after the middle) moves across the
+ * document as a trailing key grows: every event kind ends up at it. */
+START_TEST(test_split_sweep)
+{
+    buf pad = {0};
+    put(&pad, ",\"zzz\":\"");
+    int split = 0;
+    for (int k = 0; k < 300; k++) {
+        buf tail = {0};
+        put(&tail, pad.s);
+        put(&tail, "\"");
+        size_t len;
+        char *doc = object_doc(60, "", tail.s, &len);
+        char what[64];
+        snprintf(what, sizeof what, "sweep %d", k);
+        kd_error err;
+        kd_trace *t = load_both(doc, len, &err, what);
+        ck_assert_msg(t != NULL, "%s", err.msg);
+        ck_assert_uint_eq(t->events_read, 60);
+        kd_trace_free(t);
+        kd_load_options opt = {2, 1};
+        t = kd_load_trace_mem_opts(doc, len, "split.json", &opt, &err);
+        split += t->split;
+        kd_trace_free(t);
+        free(doc);
+        free(tail.s);
+        put(&pad, "abcdefghijklmnopqrst"); /* the middle moves by 10 bytes */
+    }
+    free(pad.s);
+    /* most cuts fall between events: those halves were parsed at once */
+    ck_assert_msg(split > 200, "only %d of 300 loads split", split);
+}
+END_TEST
+
+/* A bare list (divergence D2) with a BOM, cut anywhere. */
+START_TEST(test_split_list_shape)
+{
+    for (int count = 8; count < 40; count++) {
+        buf b = {0};
+        put(&b, "\xEF\xBB\xBF  [");
+        put_events(&b, count);
+        put(&b, "]\n");
+        kd_error err;
+        kd_trace *t = load_both(b.s, b.n, &err, "list");
+        ck_assert_msg(t != NULL, "%s", err.msg);
+        ck_assert_int_eq(t->shape, KD_SHAPE_LIST);
+        kd_trace_free(t);
+        free(b.s);
+    }
+}
+END_TEST
+
+/* The middle inside one large string full of `}, {`: every candidate cut
+ * is false, the head goes on alone. */
+START_TEST(test_split_false_boundaries)
+{
+    buf b = {0};
+    put(&b, "{\"traceEvents\":[");
+    put_events(&b, 5);
+    put(&b, ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"");
+    for (int i = 0; i < 400; i++)
+        put(&b, "}, {");
+    put(&b, "\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1,\"args\":{\"stream\":7,\"x\":[");
+    for (int i = 0; i < 100; i++)
+        put(&b, i ? ",{\"y\":1}" : "{\"y\":1}");
+    put(&b, "]}},");
+    put_events(&b, 5);
+    put(&b, "]}");
+    kd_error err;
+    kd_trace *t = load_both(b.s, b.n, &err, "false boundaries in a string");
+    ck_assert_msg(t != NULL, "%s", err.msg);
+    ck_assert_uint_eq(t->events_read, 11);
+    kd_trace_free(t);
+    /* the middle among the objects of a list in args */
+    b.n = 0;
+    put(&b, "{\"traceEvents\":[");
+    put_events(&b, 5);
+    put(&b, ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1,"
+            "\"args\":{\"stream\":7,\"x\":[");
+    for (int i = 0; i < 400; i++)
+        put(&b, i ? ", {\"y\":{}}" : "{\"y\":{}}");
+    put(&b, "]}},");
+    put_events(&b, 5);
+    put(&b, "]}");
+    t = load_both(b.s, b.n, &err, "false boundaries in args");
+    ck_assert_msg(t != NULL, "%s", err.msg);
+    ck_assert_uint_eq(t->events_read, 11);
+    kd_trace_free(t);
+    free(b.s);
+}
+END_TEST
+
+/* Python keeps the last traceEvents: a second key in the tail drops the
+ * head's events too (the split load reloads serially). */
+START_TEST(test_split_second_key_in_tail)
+{
+    buf tail = {0};
+    put(&tail, ",\"traceEvents\":[");
+    put_events(&tail, 3);
+    put(&tail, "]");
+    size_t len;
+    char *doc = object_doc(40, "", tail.s, &len);
+    kd_error err;
+    kd_trace *t = load_both(doc, len, &err, "second key");
+    ck_assert_msg(t != NULL, "%s", err.msg);
+    ck_assert_uint_eq(t->events_read, 3);
+    kd_trace_free(t);
+    free(doc);
+    free(tail.s);
+    doc = object_doc(40, "", ",\"traceEvents\":5", &len);
+    t = load_both(doc, len, &err, "second key not a list");
+    ck_assert_ptr_null(t);
+    free(doc);
+}
+END_TEST
+
+/* Errors and NaN in the tail, truncation, bad UTF-8: the serial message. */
+START_TEST(test_split_tail_errors)
+{
+    static const char *const tails[] = {
+        ",\"x\":[1,2,}",                  /* invalid JSON */
+        ",\"x\":\"\xC3\x28\"",             /* invalid UTF-8 (not kept: fine) */
+        ",\"x\":NaN",                     /* D5: NaN after the list */
+        ",\"x\":[Infinity, -Infinity]",
+    };
+    for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
+        size_t len;
+        char *doc = object_doc(40, "", tails[i], &len);
+        kd_error err;
+        kd_trace *t = load_both(doc, len, &err, tails[i]);
+        kd_trace_free(t);
+        free(doc);
+    }
+    /* invalid UTF-8 in a kept name and a NaN ts late in the list */
+    buf b = {0};
+    put(&b, "{\"traceEvents\":[");
+    put_events(&b, 40);
+    put(&b, ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"\xED\xA0\x80\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1}]}");
+    kd_error err;
+    ck_assert_ptr_null(load_both(b.s, b.n, &err, "bad utf-8 name"));
+    ck_assert_msg(strstr(err.msg, "invalid UTF-8") != NULL, "%s", err.msg);
+    b.n = 0;
+    put(&b, "{\"traceEvents\":[");
+    put_events(&b, 40);
+    put(&b, ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":1,\"tid\":1,\"ts\":NaN,\"dur\":1}]}");
+    kd_trace *t = load_both(b.s, b.n, &err, "nan ts");
+    ck_assert_msg(t != NULL, "%s", err.msg);
+    ck_assert_uint_eq(t->skipped[KD_SKIP_BAD_TS], 1 + 40 / N_KINDS);
+    kd_trace_free(t);
+    /* truncated at every length past the middle region */
+    size_t full = b.n;
+    for (size_t cut = full / 2; cut < full; cut += 7) {
+        kd_trace *u = load_both(b.s, cut, &err, "truncated");
+        ck_assert_ptr_null(u);
+    }
+    free(b.s);
+}
+END_TEST
+
+/* From a file (the tail seeks), with gzip never split. */
+START_TEST(test_split_file)
+{
+    size_t len;
+    char *doc = object_doc(300, "", ",\"meta\":{\"a\":[1,2]}", &len);
+    char path[] = "/tmp/kerndiff-split-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, doc, len), (ssize_t)len);
+    close(fd);
+    kd_error e1, e2;
+    kd_error_clear(&e1);
+    kd_error_clear(&e2);
+    kd_trace *a = kd_load_trace(path, &e1);
+    kd_load_options split = {2, 1};
+    kd_trace *b = kd_load_trace_opts(path, &split, &e2);
+    kd_test_expect_same_load(a, &e1, b, &e2, "file");
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(a->bytes_in, len);
+    /* under the threshold: an ordinary load */
+    kd_load_options big = {2, 1u << 30};
+    kd_trace *c = kd_load_trace_opts(path, &big, &e2);
+    kd_test_expect_same_load(a, &e1, c, &e2, "file, no split");
+    kd_trace_free(a);
+    kd_trace_free(b);
+    kd_trace_free(c);
+    unlink(path);
+    free(doc);
+}
+END_TEST
+
+/* Every trace of fixtures/ loads the same both ways. */
+START_TEST(test_split_fixtures)
+{
+    static const char *const files[] = {
+        "fixtures/diff/base.json", "fixtures/diff/improve.json", "fixtures/diff/regress.json",
+        "fixtures/examples/baseline.json.gz",
+    };
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", kd_test_srcdir(), files[i]);
+        kd_error e1, e2;
+        kd_error_clear(&e1);
+        kd_error_clear(&e2);
+        kd_trace *a = kd_load_trace(path, &e1);
+        kd_load_options split = {2, 1};
+        kd_trace *b = kd_load_trace_opts(path, &split, &e2);
+        ck_assert_msg(a != NULL, "%s", e1.msg);
+        kd_test_expect_same_load(a, &e1, b, &e2, files[i]);
+        kd_trace_free(a);
+        kd_trace_free(b);
+    }
+}
+END_TEST
+
+/* kd_trace_same names what differs. */
+START_TEST(test_trace_same_reports)
+{
+    size_t n1, n2;
+    char *d1 = object_doc(20, "", "", &n1), *d2 = object_doc(21, "", "", &n2);
+    kd_error err;
+    kd_trace *a = load_both(d1, n1, &err, "a"), *b = load_both(d2, n2, &err, "b");
+    char why[256] = "";
+    ck_assert(kd_trace_same(a, a, why, sizeof why));
+    ck_assert(!kd_trace_same(a, b, why, sizeof why));
+    ck_assert_msg(strstr(why, "events read: 20 and 21") != NULL, "%s", why);
+    kd_trace_free(a);
+    kd_trace_free(b);
+    free(d1);
+    free(d2);
+}
+END_TEST
+
+Suite *split_suite(void)
+{
+    Suite *s = suite_create("split load");
+    TCase *tc = tcase_create("split");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_split_sweep);
+    tcase_add_test(tc, test_split_list_shape);
+    tcase_add_test(tc, test_split_false_boundaries);
+    tcase_add_test(tc, test_split_second_key_in_tail);
+    tcase_add_test(tc, test_split_tail_errors);
+    tcase_add_test(tc, test_split_file);
+    tcase_add_test(tc, test_split_fixtures);
+    tcase_add_test(tc, test_trace_same_reports);
+    suite_add_tcase(s, tc);
+    return s;
+}
