@@ -3,6 +3,7 @@
 
 #include "kerndiff/triage.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,9 +112,27 @@ static kd_stage *path_stages(const kd_side *s)
     return v;
 }
 
+typedef struct {
+    const kd_side *formal;
+    const kd_stage *stages;
+    kd_kernel_map *out;
+    kd_error err;
+    kd_status st;
+} payload_job;
+
+static void *build_formal_payloads(void *arg)
+{
+    payload_job *j = arg;
+    j->st = kd_formal_payloads_build(j->formal->traces, j->stages, j->formal->n, j->out, &j->err);
+    return NULL;
+}
+
 /* The two kernel-site payloads (reference §2.3): the mapping kernel map, from
  * every mapping trace, answers lookups for kernels without a scope chain; the
- * formal stage payloads are merged into each stage's source map. */
+ * formal stage payloads are merged into each stage's source map. They read
+ * the traces only and write their own maps, so with two threads allowed
+ * (opt->load) they are built at once: together they are most of the
+ * analysis after the load. */
 static kd_status build_kernel_sites(const kd_triage_options *opt, kd_triage *t, kd_error *err)
 {
     t->framework = opt->framework_set
@@ -122,11 +141,22 @@ static kd_status build_kernel_sites(const kd_triage_options *opt, kd_triage *t, 
                                              opt->mapping_path ? opt->mapping_path : opt->formal_path);
     kd_stage *ms = path_stages(t->mapping), *fs = path_stages(&t->formal);
     kd_status st = ms && fs ? KD_OK : kd_fail(err, KD_ENOMEM, "out of memory");
+    payload_job job = {&t->formal, fs, &t->formal_payloads, {KD_OK, ""}, KD_OK};
+    pthread_t th;
+    bool threaded = !st && opt->load.threads >= 2 &&
+                    pthread_create(&th, NULL, build_formal_payloads, &job) == 0;
     if (!st)
         st = kd_kernel_map_build(t->mapping->traces, ms, t->mapping->n, t->framework,
                                  &t->mapping_kernel_map, err);
-    if (!st)
-        st = kd_formal_payloads_build(t->formal.traces, fs, t->formal.n, &t->formal_payloads, err);
+    if (threaded)
+        pthread_join(th, NULL);
+    else if (!st)
+        build_formal_payloads(&job);
+    if (!st && job.st) {
+        st = job.st;
+        if (err)
+            *err = job.err;
+    }
     free(ms);
     free(fs);
     t->kernel_sites = st == KD_OK;
