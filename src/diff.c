@@ -458,6 +458,7 @@ static kd_status set_scales(const kd_diff_options *o, kd_diff *d, kd_error *err)
                            !d->steps_base ? o->baseline_path : o->candidate_path);
         d->scale_base = 1.0 / d->steps_base;
         d->scale_cand = 1.0 / d->steps_cand;
+        d->normalized = true;
     } else if (d->steps_base != d->steps_cand &&
                !add_warning(&d->warnings, &d->n_warnings,
                             "the sides have different ProfilerStep counts (baseline %.0f, candidate %.0f) "
@@ -567,25 +568,31 @@ static bool exceeds(const kd_gate *g, double base, double cand)
     return base > 0 ? inc / base * 100.0 > g->rel_pct : true;
 }
 
-static void describe_gate(const kd_gate *g, char *buf, size_t n)
+/* the unit of the gate's times: per step under --normalize steps (the
+ * absolute threshold is then compared with per-step times too) */
+static const char *gate_unit(const kd_diff *d) { return d->normalized ? "us/step" : "us"; }
+
+static void describe_gate(const kd_diff *d, const kd_gate *g, char *buf, size_t n)
 {
     if (g->rel_pct >= 0 && g->abs_us > 0)
-        snprintf(buf, n, "%g%% and %g us", g->rel_pct, g->abs_us);
+        snprintf(buf, n, "%g%% and %g %s", g->rel_pct, g->abs_us, gate_unit(d));
     else if (g->rel_pct >= 0)
         snprintf(buf, n, "%g%%", g->rel_pct);
     else
-        snprintf(buf, n, "%g us", g->abs_us);
+        snprintf(buf, n, "%g %s", g->abs_us, gate_unit(d));
 }
 
-static void describe_change(const kd_diff_stage *s, char *buf, size_t n)
+static void describe_change(const kd_diff *d, const kd_diff_stage *s, char *buf, size_t n)
 {
     double b = kd_stage_exposed_comm(&s->sum_base), c = kd_stage_exposed_comm(&s->sum_cand);
     double pct = rel_pct(c - b, b);
-    if (isnan(pct))
-        snprintf(buf, n, "%s %.1f -> %.1f us (%+.1f us)", kd_stage_display_name(s->stage), b, c, c - b);
+    const char *u = gate_unit(d), *stage = kd_stage_display_name(s->stage);
+    if (c == b)
+        snprintf(buf, n, "%s %.1f %s (unchanged)", stage, b, u);
+    else if (isnan(pct))
+        snprintf(buf, n, "%s %.1f -> %.1f %s (%+.1f %s)", stage, b, c, u, c - b, u);
     else
-        snprintf(buf, n, "%s %.1f -> %.1f us (%+.1f us, %+.1f%%)", kd_stage_display_name(s->stage), b, c,
-                 c - b, pct);
+        snprintf(buf, n, "%s %.1f -> %.1f %s (%+.1f %s, %+.1f%%)", stage, b, c, u, c - b, u, pct);
 }
 
 void kd_diff_gate(const kd_diff *d, const kd_gate *fail, const kd_gate *warn, kd_gate_result *out)
@@ -596,7 +603,7 @@ void kd_diff_gate(const kd_diff *d, const kd_gate *fail, const kd_gate *warn, kd
     for (size_t i = 0; i < d->n_stages; i++) {
         const kd_diff_stage *s = &d->stages[i];
         double b = kd_stage_exposed_comm(&s->sum_base), c = kd_stage_exposed_comm(&s->sum_cand);
-        describe_change(s, buf, sizeof buf);
+        describe_change(d, s, buf, sizeof buf);
         snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", *all ? "; " : "", buf);
         if (!s->sum_base.comm_kernels != !s->sum_cand.comm_kernels)
             comm_missing = true;
@@ -609,7 +616,7 @@ void kd_diff_gate(const kd_diff *d, const kd_gate *fail, const kd_gate *warn, kd
         snprintf(all, sizeof all, "no stage to compare");
     char g[64];
     if (*failed) {
-        describe_gate(fail, g, sizeof g);
+        describe_gate(d, fail, g, sizeof g);
         out->verdict = KD_VERDICT_FAIL;
         snprintf(out->line, sizeof out->line, "kerndiff: FAIL: exposed communication grew by more than %s: %s", g, failed);
     } else if ((fail->set || warn->set) && comm_missing) {
@@ -619,11 +626,11 @@ void kd_diff_gate(const kd_diff *d, const kd_gate *fail, const kd_gate *warn, kd
                  "cannot be trusted: %s",
                  fail->set ? "FAIL" : "WARN", all);
     } else if (*warned) {
-        describe_gate(warn, g, sizeof g);
+        describe_gate(d, warn, g, sizeof g);
         out->verdict = KD_VERDICT_WARN;
         snprintf(out->line, sizeof out->line, "kerndiff: WARN: exposed communication grew by more than %s: %s", g, warned);
     } else if (fail->set || warn->set) {
-        describe_gate(fail->set ? fail : warn, g, sizeof g);
+        describe_gate(d, fail->set ? fail : warn, g, sizeof g);
         snprintf(out->line, sizeof out->line, "kerndiff: PASS: exposed communication within %s: %s", g, all);
     } else {
         snprintf(out->line, sizeof out->line, "kerndiff: no gate set; exposed communication: %s", all);

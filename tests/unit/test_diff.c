@@ -255,10 +255,23 @@ START_TEST(test_normalize_steps)
     ck_assert(kd_diff_run(&o, &d, &err) == KD_OK);
     const kd_diff_row *r = &d.stages[0].rows[0];
     ck_assert(fabs(r->base.total_us - 30.0) < 1e-9 && fabs(r->cand.total_us - 20.0) < 1e-9);
+    /* the verdict line speaks per step too, threshold included */
+    kd_gate fail;
+    char msg[256];
+    ck_assert(kd_gate_parse("5%,1us", &fail, msg, sizeof msg));
+    kd_gate none_set = {0};
+    kd_gate_result g;
+    kd_diff_gate(&d, &fail, &none_set, &g);
+    ck_assert_msg(strstr(g.line, "within 5% and 1 us/step: all 30.0 -> 20.0 us/step (-10.0 us/step, -33.3%)"),
+                  "%s", g.line);
+    kd_gate_result_free(&g);
     kd_diff_free(&d);
     o.normalize_steps = false; /* different step counts: a warning */
     ck_assert(kd_diff_run(&o, &d, &err) == KD_OK);
     ck_assert(d.n_warnings >= 1 && strstr(d.warnings[0], "ProfilerStep") != NULL);
+    kd_diff_gate(&d, &fail, &none_set, &g);
+    ck_assert_msg(strstr(g.line, "all 60.0 us (unchanged)"), "%s", g.line);
+    kd_gate_result_free(&g);
     kd_diff_free(&d);
     char *none = write_trace(k, 1, 0);
     o.candidate_path = none;
