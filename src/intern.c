@@ -39,12 +39,25 @@ struct kd_interner {
 
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-    /* FNV-1a, 64-bit: simple and good enough for names */
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
+    /* 8 bytes per step (kernel and frame names run to hundreds of bytes),
+     * then splitmix64's finalizer so that the low bits index the table well */
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ len;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
     }
+    uint64_t w = 0;
+    if (len > i)
+        memcpy(&w, s + i, len - i);
+    h ^= w;
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebull;
+    h ^= h >> 31;
     return h;
 }
 

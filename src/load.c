@@ -655,6 +655,30 @@ static void note_child(loader *L)
         L->f[L->args_open].container_empty = false;
 }
 
+/* The non-finite filter writes NaN as this overflowing literal (Infinity as
+ * 1e999); reading it back as "nan" keeps str() of a NaN value "nan". */
+#define NAN_LITERAL "1e9999"
+
+/* A number's type from its text (yajl_number hands over the raw text). */
+static kd_jtype number_type(const char **text, size_t *len)
+{
+    if (*len == sizeof NAN_LITERAL - 1 && memcmp(*text, NAN_LITERAL, *len) == 0) {
+        *text = "nan";
+        *len = 3;
+        return KD_J_FLOAT;
+    }
+    for (size_t i = 0; i < *len; i++)
+        if ((*text)[i] == '.' || (*text)[i] == 'e' || (*text)[i] == 'E')
+            return KD_J_FLOAT;
+    return KD_J_INT;
+}
+
+/* Whether the next scalar fills a field of the current event. */
+static bool captures_value(const loader *L)
+{
+    return L->in_event && L->pending != F_NONE && L->depth == L->ev_depth + (L->in_args ? 1 : 0);
+}
+
 /* A scalar at the current depth: the traceEvents value, an events-list
  * element, or an event field. */
 static int on_value(loader *L, kd_jtype type, const char *text, size_t len, bool b)
@@ -676,8 +700,7 @@ static int on_value(loader *L, kd_jtype type, const char *text, size_t len, bool
         count_skip(L, KD_SKIP_NOT_OBJECT);
         return 1;
     }
-    if (L->in_event && L->pending != F_NONE &&
-        L->depth == L->ev_depth + (L->in_args ? 1 : 0)) {
+    if (captures_value(L)) {
         if (type == KD_J_STRING && !kd_utf8_input_valid(text, len)) {
             L->bad_utf8 = true;
             return 0;
@@ -696,18 +719,12 @@ static int on_value(loader *L, kd_jtype type, const char *text, size_t len, bool
 static int cb_null(void *ctx) { return on_value(ctx, KD_J_NULL, NULL, 0, false); }
 static int cb_bool(void *ctx, int b) { return on_value(ctx, KD_J_BOOL, NULL, 0, b != 0); }
 
-/* The non-finite filter writes NaN as this overflowing literal (Infinity as
- * 1e999); reading it back as "nan" keeps str() of a NaN value "nan". */
-#define NAN_LITERAL "1e9999"
-
 static int cb_number(void *ctx, const char *s, size_t len)
 {
-    bool is_float = false;
-    for (size_t i = 0; i < len && !is_float; i++)
-        is_float = s[i] == '.' || s[i] == 'e' || s[i] == 'E';
-    if (len == sizeof NAN_LITERAL - 1 && memcmp(s, NAN_LITERAL, len) == 0)
-        return on_value(ctx, KD_J_FLOAT, "nan", 3, false);
-    return on_value(ctx, is_float ? KD_J_FLOAT : KD_J_INT, s, len, false);
+    loader *L = ctx;
+    /* only a kept number's type matters: most numbers of an event are not */
+    kd_jtype type = captures_value(L) ? number_type(&s, &len) : KD_J_INT;
+    return on_value(L, type, s, len, false);
 }
 
 static int cb_string(void *ctx, const unsigned char *s, size_t len)
@@ -739,8 +756,7 @@ static int open_container(loader *L, bool is_map)
         }
         L->t->events_read++;
         count_skip(L, KD_SKIP_NOT_OBJECT);
-    } else if (L->in_event && L->pending != F_NONE &&
-               L->depth == L->ev_depth + (L->in_args ? 1 : 0)) {
+    } else if (captures_value(L)) {
         field_id id = L->pending;
         L->f[id].type = is_map ? KD_J_OBJECT : KD_J_ARRAY;
         L->f[id].container_empty = true;
