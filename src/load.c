@@ -1418,14 +1418,13 @@ static bool open_input(const input *in, source *s, const char *label, kd_error *
 typedef struct {
     kd_trace *t;
     pass_result r;
-    top_kind top;
-    bool events_bad_type, forgot;
+    bool forgot; /* a second traceEvents key replaced the first */
 } pass_outcome;
 
 static pass_outcome run_pass(const input *in, const char *label, bool filtered, pass_ctl *ctl,
                              kd_error *err)
 {
-    pass_outcome o = {trace_new(label), PASS_FAILED, TOP_NONE, false, false};
+    pass_outcome o = {trace_new(label), PASS_FAILED, false};
     if (!o.t) {
         kd_fail(err, KD_ENOMEM, "%s: out of memory", label);
         return o;
@@ -1445,8 +1444,6 @@ static pass_outcome run_pass(const input *in, const char *label, bool filtered, 
     source_close(&src);
     free(L.scratch);
     free(L.info);
-    o.top = L.top;
-    o.events_bad_type = L.events_bad_type;
     o.forgot = L.forgot;
     if (o.r == PASS_OK && !check_shape(&L, err))
         o.r = PASS_FAILED;

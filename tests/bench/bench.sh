@@ -19,7 +19,7 @@ set -u
 
 usage() {
     echo "usage: $0 BUILD_DIR [--sizes \"30 300 1000\"] [--runs N] [--corpus] [--gzip]" \
-         "[--seed S] [--scratch DIR] [--timeout SEC]" >&2
+         "[--seed S] [--scratch DIR] [--timeout SEC] [--one-thread]" >&2
     exit 2
 }
 
@@ -30,6 +30,7 @@ SIZES="30 300 1000"
 RUNS=3
 CORPUS=0
 GZIP=0
+ONE_THREAD=0
 SEED=1
 SCRATCH=${TMPDIR:-/tmp}/kerndiff-bench
 TIMEOUT=1800
@@ -42,6 +43,7 @@ while [ $# -gt 0 ]; do
         --timeout) [ $# -ge 2 ] || usage; TIMEOUT=$2; shift 2 ;;
         --corpus) CORPUS=1; shift ;;
         --gzip) GZIP=1; shift ;;
+        --one-thread) ONE_THREAD=1; shift ;;
         -h|--help) usage ;;
         *) echo "bench.sh: unknown option '$1'" >&2; usage ;;
     esac
@@ -226,6 +228,9 @@ bench_single() {
     fi
     measure "kerndiff inspect" "$name" "$mb" "$ev" "$ref" 1 "$KD" inspect "$f"
     measure "kerndiff triage --format json" "$name" "$mb" "$ev" "$ref" 1 "$KD" triage "$f" --format json
+    if [ "$ONE_THREAD" = 1 ]; then
+        measure "kerndiff triage --threads 1 --format json" "$name" "$mb" "$ev" "$ref" 1 "$KD" triage "$f" --threads 1 --format json
+    fi
 }
 
 # diff of two traces whose bare parse was measured; ratio to the slower side.
