@@ -1297,17 +1297,15 @@ static pass_result parse_pass(loader *L, source *src, bool filtered, pass_ctl *c
         if (n == 0 && len == 0)
             break;
         L->t->bytes_json += (uint64_t)n;
+        yajl_status st = yajl_status_ok;
         if (ctl && ctl->stop_at && ctl->stop_at >= offset && ctl->stop_at < offset + raw_len) {
             res = feed_split_block(L, h, p, len, offset, ctl);
             if (res != PASS_OK)
                 goto done;
             res = PASS_FAILED;
-            offset += raw_len;
-            if (n == 0)
-                break;
-            continue;
+        } else {
+            st = yajl_parse(h, p, len);
         }
-        yajl_status st = yajl_parse(h, p, len);
         if (st != yajl_status_ok) {
             if (L->status) {
                 kd_fail(L->err, L->status, "%s: out of memory while loading", L->label);

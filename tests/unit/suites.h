@@ -27,6 +27,9 @@ Suite *split_suite(void);
  * same message (test_split.c). */
 void kd_test_expect_same_load(const kd_trace *serial, const kd_error *serial_err,
                               const kd_trace *split, const kd_error *split_err, const char *what);
+/* Loads data serially and split (cut at the middle whatever the size),
+ * expects both to agree, returns the serial trace (err: its error). */
+kd_trace *kd_test_load_both(const void *data, size_t len, const char *label, kd_error *err);
 
 /* Directory of the source tree's fixtures (KD_SRCDIR env or "."). */
 const char *kd_test_srcdir(void);

@@ -35,15 +35,7 @@ static char *q(const char *s)
  * cut at the middle whatever the size): both must agree (test_split.c). */
 static kd_trace *load_buf(const void *data, size_t len, kd_error *err)
 {
-    kd_error_clear(err);
-    kd_trace *t = kd_load_trace_mem(data, len, LABEL, err);
-    kd_error split_err;
-    kd_error_clear(&split_err);
-    kd_load_options split = {2, 1};
-    kd_trace *u = kd_load_trace_mem_opts(data, len, LABEL, &split, &split_err);
-    kd_test_expect_same_load(t, err, u, &split_err, LABEL);
-    kd_trace_free(u);
-    return t;
+    return kd_test_load_both(data, len, LABEL, err);
 }
 
 /* Loads q(json); fails the test if it does not load. */

@@ -3,7 +3,7 @@
  * records in the same order, the same string ids, the same counters — or,
  * for a bad file, the same error message.
  *
- * kd_test_expect_same_load() is also used by test_load.c, whose every load
+ * kd_test_load_both() is also used by test_load.c, whose every load
  * is done both ways (split at any size), so each loader edge case there
  * (repeated traceEvents, BOM, NaN, bad UTF-8, truncation, ...) checks the
  * split too. Here: a sweep moving the cut across a document with events of
@@ -41,16 +41,15 @@ void kd_test_expect_same_load(const kd_trace *serial, const kd_error *serial_err
     expect_same_trace(serial, split, what);
 }
 
-/* Loads data both ways (split at any size); returns the serial trace. */
-static kd_trace *load_both(const char *data, size_t len, kd_error *err, const char *what)
+kd_trace *kd_test_load_both(const void *data, size_t len, const char *label, kd_error *err)
 {
     kd_error_clear(err);
-    kd_trace *a = kd_load_trace_mem(data, len, "split.json", err);
+    kd_trace *a = kd_load_trace_mem(data, len, label, err);
     kd_error e2;
     kd_error_clear(&e2);
     kd_load_options split = {2, 1};
-    kd_trace *b = kd_load_trace_mem_opts(data, len, "split.json", &split, &e2);
-    kd_test_expect_same_load(a, err, b, &e2, what);
+    kd_trace *b = kd_load_trace_mem_opts(data, len, label, &split, &e2);
+    kd_test_expect_same_load(a, err, b, &e2, label);
     kd_trace_free(b);
     return a;
 }
@@ -142,7 +141,7 @@ START_TEST(test_split_sweep)
         char what[64];
         snprintf(what, sizeof what, "sweep %d", k);
         kd_error err;
-        kd_trace *t = load_both(doc, len, &err, what);
+        kd_trace *t = kd_test_load_both(doc, len, what, &err);
         ck_assert_msg(t != NULL, "%s", err.msg);
         ck_assert_uint_eq(t->events_read, 60);
         kd_trace_free(t);
@@ -169,7 +168,7 @@ START_TEST(test_split_list_shape)
         put_events(&b, count);
         put(&b, "]\n");
         kd_error err;
-        kd_trace *t = load_both(b.s, b.n, &err, "list");
+        kd_trace *t = kd_test_load_both(b.s, b.n, "list", &err);
         ck_assert_msg(t != NULL, "%s", err.msg);
         ck_assert_int_eq(t->shape, KD_SHAPE_LIST);
         kd_trace_free(t);
@@ -178,43 +177,40 @@ START_TEST(test_split_list_shape)
 }
 END_TEST
 
-/* The middle inside one large string full of `}, {`: every candidate cut
- * is false, the head goes on alone. */
-START_TEST(test_split_false_boundaries)
+/* Five events, one big kernel event of name `name` whose args.x list holds
+ * `items` copies of `item` (comma-separated), five events: the middle of the
+ * document falls inside the big event. Loads both ways; 11 events. */
+static void expect_eleven_events(const char *name, int name_copies, const char *item, int items,
+                                 const char *what)
 {
     buf b = {0};
     put(&b, "{\"traceEvents\":[");
     put_events(&b, 5);
     put(&b, ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"");
-    for (int i = 0; i < 400; i++)
-        put(&b, "}, {");
+    for (int i = 0; i < name_copies; i++)
+        put(&b, name);
     put(&b, "\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1,\"args\":{\"stream\":7,\"x\":[");
-    for (int i = 0; i < 100; i++)
-        put(&b, i ? ",{\"y\":1}" : "{\"y\":1}");
+    for (int i = 0; i < items; i++) {
+        if (i)
+            put(&b, ", ");
+        put(&b, item);
+    }
     put(&b, "]}},");
     put_events(&b, 5);
     put(&b, "]}");
     kd_error err;
-    kd_trace *t = load_both(b.s, b.n, &err, "false boundaries in a string");
-    ck_assert_msg(t != NULL, "%s", err.msg);
-    ck_assert_uint_eq(t->events_read, 11);
-    kd_trace_free(t);
-    /* the middle among the objects of a list in args */
-    b.n = 0;
-    put(&b, "{\"traceEvents\":[");
-    put_events(&b, 5);
-    put(&b, ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1,"
-            "\"args\":{\"stream\":7,\"x\":[");
-    for (int i = 0; i < 400; i++)
-        put(&b, i ? ", {\"y\":{}}" : "{\"y\":{}}");
-    put(&b, "]}},");
-    put_events(&b, 5);
-    put(&b, "]}");
-    t = load_both(b.s, b.n, &err, "false boundaries in args");
+    kd_trace *t = kd_test_load_both(b.s, b.n, what, &err);
     ck_assert_msg(t != NULL, "%s", err.msg);
     ck_assert_uint_eq(t->events_read, 11);
     kd_trace_free(t);
     free(b.s);
+}
+
+/* Every candidate cut near the middle is false: the head goes on alone. */
+START_TEST(test_split_false_boundaries)
+{
+    expect_eleven_events("}, {", 400, "{\"y\":1}", 100, "false boundaries in a string");
+    expect_eleven_events("k", 1, "{\"y\":{}}", 400, "false boundaries in args");
 }
 END_TEST
 
@@ -229,14 +225,14 @@ START_TEST(test_split_second_key_in_tail)
     size_t len;
     char *doc = object_doc(40, "", tail.s, &len);
     kd_error err;
-    kd_trace *t = load_both(doc, len, &err, "second key");
+    kd_trace *t = kd_test_load_both(doc, len, "second key", &err);
     ck_assert_msg(t != NULL, "%s", err.msg);
     ck_assert_uint_eq(t->events_read, 3);
     kd_trace_free(t);
     free(doc);
     free(tail.s);
     doc = object_doc(40, "", ",\"traceEvents\":5", &len);
-    t = load_both(doc, len, &err, "second key not a list");
+    t = kd_test_load_both(doc, len, "second key not a list", &err);
     ck_assert_ptr_null(t);
     free(doc);
 }
@@ -255,7 +251,7 @@ START_TEST(test_split_tail_errors)
         size_t len;
         char *doc = object_doc(40, "", tails[i], &len);
         kd_error err;
-        kd_trace *t = load_both(doc, len, &err, tails[i]);
+        kd_trace *t = kd_test_load_both(doc, len, tails[i], &err);
         kd_trace_free(t);
         free(doc);
     }
@@ -265,20 +261,20 @@ START_TEST(test_split_tail_errors)
     put_events(&b, 40);
     put(&b, ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"\xED\xA0\x80\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1}]}");
     kd_error err;
-    ck_assert_ptr_null(load_both(b.s, b.n, &err, "bad utf-8 name"));
+    ck_assert_ptr_null(kd_test_load_both(b.s, b.n, "bad utf-8 name", &err));
     ck_assert_msg(strstr(err.msg, "invalid UTF-8") != NULL, "%s", err.msg);
     b.n = 0;
     put(&b, "{\"traceEvents\":[");
     put_events(&b, 40);
     put(&b, ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":1,\"tid\":1,\"ts\":NaN,\"dur\":1}]}");
-    kd_trace *t = load_both(b.s, b.n, &err, "nan ts");
+    kd_trace *t = kd_test_load_both(b.s, b.n, "nan ts", &err);
     ck_assert_msg(t != NULL, "%s", err.msg);
     ck_assert_uint_eq(t->skipped[KD_SKIP_BAD_TS], 1 + 40 / N_KINDS);
     kd_trace_free(t);
     /* truncated at every length past the middle region */
     size_t full = b.n;
     for (size_t cut = full / 2; cut < full; cut += 7) {
-        kd_trace *u = load_both(b.s, cut, &err, "truncated");
+        kd_trace *u = kd_test_load_both(b.s, cut, "truncated", &err);
         ck_assert_ptr_null(u);
     }
     free(b.s);
@@ -346,7 +342,7 @@ START_TEST(test_trace_same_reports)
     size_t n1, n2;
     char *d1 = object_doc(20, "", "", &n1), *d2 = object_doc(21, "", "", &n2);
     kd_error err;
-    kd_trace *a = load_both(d1, n1, &err, "a"), *b = load_both(d2, n2, &err, "b");
+    kd_trace *a = kd_test_load_both(d1, n1, "a", &err), *b = kd_test_load_both(d2, n2, "b", &err);
     char why[256] = "";
     ck_assert(kd_trace_same(a, a, why, sizeof why));
     ck_assert(!kd_trace_same(a, b, why, sizeof why));
