@@ -88,7 +88,6 @@ command -v timeout >/dev/null 2>&1 && HAVE_TIMEOUT=1
 FAILED=0
 ROWS=()
 NOTES=()
-declare -A BARE_S   # trace path -> median bare_yajl seconds
 declare -A EVENTS   # trace path -> event count
 declare -A MBYTES   # trace path -> uncompressed JSON size in MB
 
@@ -140,114 +139,180 @@ first_err_line() {
     printf '%s' "$l" | cut -c1-200
 }
 
-# measure LABEL TRACE_NAME MB EVENTS REF NEEDS_OUTPUT CMD... : one table row.
-# REF is the bare-parse seconds the ratio divides by ("self": 1.00, "": n/a);
-# NEEDS_OUTPUT=1 reports an exit 0 with empty stdout as n/a (a stub).
-measure() {
-    local label=$1 name=$2 mb=$3 events=$4 ref=$5 needs_output=$6
-    shift 6
-    local -a walls=() rsss=()
-    local i wall rss ratio
-    log "$name: $label"
-    for ((i = 0; i < RUNS; i++)); do
-        run_once "$@"
-        if [ $RUN_STATUS = ok ] && [ "$needs_output" = 1 ] && [ ! -s "$OUT" ]; then
-            RUN_STATUS=na
-            echo "exit 0 with no output" >"$ERR"
-        fi
-        if [ $RUN_STATUS != ok ]; then
-            break
-        fi
-        walls+=("$RUN_WALL")
-        [ -n "$RUN_RSS" ] && rsss+=("$RUN_RSS")
-    done
-    if [ "$RUN_STATUS" = na ]; then
-        ROWS+=("| $name | $mb | $events | $label | n/a | n/a | n/a |")
-        NOTES+=("$name / $label: n/a (exit $RUN_RC): $(first_err_line)")
-        M_WALL=
-        return
-    fi
-    if [ "$RUN_STATUS" = fail ]; then
-        local what="FAIL (exit $RUN_RC)"
-        [ "$RUN_RC" = 124 ] && what="TIMEOUT (${TIMEOUT}s)"
-        ROWS+=("| $name | $mb | $events | $label | $what | n/a | n/a |")
-        NOTES+=("$name / $label: $what: $(first_err_line)")
-        FAILED=1
-        M_WALL=
-        return
-    fi
-    wall=$(median "${walls[@]}")
-    if [ ${#rsss[@]} -gt 0 ]; then
-        rss=$(median "${rsss[@]}" | awk '{ printf "%.1f", $1 / 1024 }')
-    else
-        rss=n/a
-    fi
-    if [ "$ref" = self ]; then
-        ratio=1.00
-    elif [ -n "$ref" ]; then
-        ratio=$(awk -v w="$wall" -v r="$ref" 'BEGIN { if (r > 0) printf "%.2f", w / r; else print "n/a" }')
-    else
-        ratio=n/a
-    fi
-    ROWS+=("| $name | $mb | $events | $label | $(printf '%.3f' "$wall") | $rss | $ratio |")
-    M_WALL=$wall
+# ---- interleaved groups ------------------------------------------------
+# The host's speed drifts (shared machines: +-15% over a minute), and every
+# figure that matters is a ratio to a bare parse, so the commands of one
+# trace (or pair) are timed as a group, round-robin: run 1 of each command,
+# then run 2 of each, and so on. A bare parse and the commands divided by it
+# then see the same conditions.
+#
+#   group_start
+#   group_bare PATH NAME SHOW      bare_yajl PATH (SHOW=0: only a divisor)
+#   group_cmd LABEL NAME MB EVENTS REFS NEEDS_OUTPUT CMD...
+#                                  REFS: paths whose bare medians in this group
+#                                  divide (the largest); NEEDS_OUTPUT=1 reports
+#                                  an exit 0 with empty stdout as n/a (a stub)
+#   group_run                      times them and appends the table rows
+G_LABEL=() G_NAME=() G_MB=() G_EV=() G_REFS=() G_NEEDS=() G_CMD=() G_SHOW=() G_BARE=()
+
+group_start() {
+    G_LABEL=() G_NAME=() G_MB=() G_EV=() G_REFS=() G_NEEDS=() G_CMD=() G_SHOW=() G_BARE=()
 }
 
-# Times bare_yajl on a trace, records BARE_S; one untimed counting pass
-# fills EVENTS and MBYTES when no sidecar gave them.
-bench_bare() {
-    local f=$1 name=$2 n
+group_cmd() {
+    G_LABEL+=("$1") G_NAME+=("$2") G_MB+=("$3") G_EV+=("$4") G_REFS+=("$5") G_NEEDS+=("$6")
+    G_SHOW+=(1) G_BARE+=("")
+    shift 6
+    G_CMD+=("$(printf '%q ' "$@")")
+}
+
+# One untimed counting pass fills EVENTS and MBYTES when no sidecar gave them.
+group_bare() {
+    local f=$1 name=$2 show=$3 n
     if [ -z "${EVENTS[$f]:-}" ] || [ -z "${MBYTES[$f]:-}" ]; then
         n=$("$BARE" --count-events "$f" 2>"$ERR" | awk '{ print $2 }')
         EVENTS[$f]=${n:-?}
         n=$(awk '/bytes parsed/ { for (i = 1; i <= NF; i++) if ($i == "bytes") printf "%.1f", $(i - 1) / 1e6 }' "$ERR")
         MBYTES[$f]=${n:-?}
     fi
-    measure "bare_yajl" "$name" "${MBYTES[$f]}" "${EVENTS[$f]}" self 0 "$BARE" "$f"
-    BARE_S[$f]=$M_WALL
+    group_cmd "bare_yajl" "$name" "${MBYTES[$f]}" "${EVENTS[$f]}" "" 0 "$BARE" "$f"
+    G_SHOW[-1]=$show
+    G_BARE[-1]=$f
+}
+
+group_run() {
+    local n=${#G_CMD[@]} i j
+    local -a walls rsss status rc err
+    for ((j = 0; j < n; j++)); do
+        walls[j]= rsss[j]= status[j]=ok rc[j]=0 err[j]=
+    done
+    log "${G_NAME[0]}: ${n} commands x $RUNS runs, interleaved"
+    for ((i = 0; i < RUNS; i++)); do
+        for ((j = 0; j < n; j++)); do
+            [ "${status[j]}" = ok ] || continue
+            eval "run_once ${G_CMD[j]}"
+            if [ $RUN_STATUS = ok ] && [ "${G_NEEDS[j]}" = 1 ] && [ ! -s "$OUT" ]; then
+                RUN_STATUS=na
+                echo "exit 0 with no output" >"$ERR"
+            fi
+            if [ $RUN_STATUS != ok ]; then
+                status[j]=$RUN_STATUS rc[j]=$RUN_RC err[j]=$(first_err_line)
+                continue
+            fi
+            walls[j]+=" $RUN_WALL"
+            [ -n "$RUN_RSS" ] && rsss[j]+=" $RUN_RSS"
+        done
+    done
+    local -A bare_med=()
+    local -a med=()
+    for ((j = 0; j < n; j++)); do
+        med[j]=
+        # shellcheck disable=SC2086
+        [ "${status[j]}" = ok ] && med[j]=$(median ${walls[j]})
+        [ -n "${G_BARE[j]}" ] && [ -n "${med[j]}" ] && bare_med[${G_BARE[j]}]=${med[j]}
+    done
+    local ref ratio rss p r what
+    for ((j = 0; j < n; j++)); do
+        [ "${G_SHOW[j]}" = 1 ] || continue
+        local row="| ${G_NAME[j]} | ${G_MB[j]} | ${G_EV[j]} | ${G_LABEL[j]} |"
+        if [ "${status[j]}" = na ]; then
+            ROWS+=("$row n/a | n/a | n/a |")
+            NOTES+=("${G_NAME[j]} / ${G_LABEL[j]}: n/a (exit ${rc[j]}): ${err[j]}")
+            continue
+        fi
+        if [ "${status[j]}" = fail ]; then
+            what="FAIL (exit ${rc[j]})"
+            [ "${rc[j]}" = 124 ] && what="TIMEOUT (${TIMEOUT}s)"
+            ROWS+=("$row $what | n/a | n/a |")
+            NOTES+=("${G_NAME[j]} / ${G_LABEL[j]}: $what: ${err[j]}")
+            FAILED=1
+            continue
+        fi
+        rss=n/a
+        # shellcheck disable=SC2086
+        [ -n "${rsss[j]}" ] && rss=$(median ${rsss[j]} | awk '{ printf "%.1f", $1 / 1024 }')
+        if [ -n "${G_BARE[j]}" ]; then
+            ratio=1.00
+        else
+            ref=
+            for p in ${G_REFS[j]}; do
+                r=${bare_med[$p]:-}
+                [ -n "$r" ] || { ref=; break; }
+                ref=$(awk -v x="$r" -v y="${ref:-0}" 'BEGIN { print (x > y ? x : y) }')
+            done
+            ratio=n/a
+            [ -n "$ref" ] && ratio=$(awk -v w="${med[j]}" -v r="$ref" 'BEGIN { if (r > 0) printf "%.2f", w / r; else print "n/a" }')
+        fi
+        ROWS+=("$row $(printf '%.3f' "${med[j]}") | $rss | $ratio |")
+    done
 }
 
 kd_available() {
     [ -x "$KD" ]
 }
 
-kd_row_missing() {
-    local name=$1 mb=$2 events=$3 label=$4
-    ROWS+=("| $name | $mb | $events | $label | n/a | n/a | n/a |")
+# inspect + triage rows of one trace (added to the current group).
+add_single() {
+    local f=$1 name=$2
+    local mb=${MBYTES[$f]} ev=${EVENTS[$f]}
+    if ! kd_available; then
+        ROWS+=("| $name | $mb | $ev | kerndiff inspect | n/a | n/a | n/a |")
+        ROWS+=("| $name | $mb | $ev | kerndiff triage --format json | n/a | n/a | n/a |")
+        return
+    fi
+    group_cmd "kerndiff inspect" "$name" "$mb" "$ev" "$f" 1 "$KD" inspect "$f"
+    group_cmd "kerndiff triage --format json" "$name" "$mb" "$ev" "$f" 1 "$KD" triage "$f" --format json
+    if [ "$ONE_THREAD" = 1 ]; then
+        group_cmd "kerndiff inspect --threads 1" "$name" "$mb" "$ev" "$f" 1 "$KD" inspect "$f" --threads 1
+        group_cmd "kerndiff triage --threads 1 --format json" "$name" "$mb" "$ev" "$f" 1 "$KD" triage "$f" --threads 1 --format json
+    fi
 }
 
-# bare + inspect + triage for one trace.
+# Both sides parsed at once, one process each: what the cores give two
+# parses, i.e. the floor of a diff that runs its sides in parallel.
+BOTH_BARE='"$1" "$2" >/dev/null 2>&1 & p=$!; "$1" "$3" >/dev/null 2>&1; rc=$?; wait $p || rc=1; echo both parsed; exit $rc'
+
+# diff rows of a pair (added to the current group); ratio to the slower side.
+add_diff() {
+    local a=$1 b=$2 name=$3
+    local mb="${MBYTES[$a]:-?}+${MBYTES[$b]:-?}" ev="${EVENTS[$a]:-?}+${EVENTS[$b]:-?}"
+    group_cmd "2 x bare_yajl at once" "$name" "$mb" "$ev" "$a $b" 1 bash -c "$BOTH_BARE" both "$BARE" "$a" "$b"
+    if ! kd_available; then
+        ROWS+=("| $name | $mb | $ev | kerndiff diff --format json | n/a | n/a | n/a |")
+        return
+    fi
+    group_cmd "kerndiff diff --format json" "$name" "$mb" "$ev" "$a $b" 1 "$KD" diff "$a" "$b" --format json
+}
+
+# A pair timed as one group: both bare parses, the baseline's single-trace
+# commands, the diff.
+bench_pair() {
+    local a=$1 b=$2 name=$3
+    group_start
+    group_bare "$a" "$(basename "$a")" 1
+    group_bare "$b" "$(basename "$b")" 1
+    add_single "$a" "$(basename "$a")"
+    add_diff "$a" "$b" "$name"
+    group_run
+}
+
 bench_single() {
     local f=$1 name=$2
-    bench_bare "$f" "$name"
-    local mb=${MBYTES[$f]} ev=${EVENTS[$f]} ref=${BARE_S[$f]:-}
-    if ! kd_available; then
-        kd_row_missing "$name" "$mb" "$ev" "kerndiff inspect"
-        kd_row_missing "$name" "$mb" "$ev" "kerndiff triage --format json"
-        return
-    fi
-    measure "kerndiff inspect" "$name" "$mb" "$ev" "$ref" 1 "$KD" inspect "$f"
-    measure "kerndiff triage --format json" "$name" "$mb" "$ev" "$ref" 1 "$KD" triage "$f" --format json
-    if [ "$ONE_THREAD" = 1 ]; then
-        measure "kerndiff triage --threads 1 --format json" "$name" "$mb" "$ev" "$ref" 1 "$KD" triage "$f" --threads 1 --format json
-    fi
+    group_start
+    group_bare "$f" "$name" 1
+    add_single "$f" "$name"
+    group_run
 }
 
-# diff of two traces whose bare parse was measured; ratio to the slower side.
-bench_diff() {
+# A diff only (both traces already have their own rows): the bare parses are
+# timed again in the group, as divisors.
+bench_diff_only() {
     local a=$1 b=$2 name=$3
-    local mb ev ref ra=${BARE_S[$a]:-} rb=${BARE_S[$b]:-}
-    mb="${MBYTES[$a]:-?}+${MBYTES[$b]:-?}"
-    ev="${EVENTS[$a]:-?}+${EVENTS[$b]:-?}"
-    ref=
-    if [ -n "$ra" ] && [ -n "$rb" ]; then
-        ref=$(awk -v x="$ra" -v y="$rb" 'BEGIN { print (x > y ? x : y) }')
-    fi
-    if ! kd_available; then
-        kd_row_missing "$name" "$mb" "$ev" "kerndiff diff --format json"
-        return
-    fi
-    measure "kerndiff diff --format json" "$name" "$mb" "$ev" "$ref" 1 "$KD" diff "$a" "$b" --format json
+    group_start
+    group_bare "$a" "$(basename "$a")" 0
+    group_bare "$b" "$(basename "$b")" 0
+    add_diff "$a" "$b" "$name"
+    group_run
 }
 
 # Runs a generator unless FILE and its .info sidecar match ARGS already.
@@ -312,9 +377,7 @@ bench_generated() {
             base=$GEN_FILE
             gen_trace "$size" candidate "$ext" || { FAILED=1; continue; }
             cand=$GEN_FILE
-            bench_single "$base" "$(basename "$base")"
-            bench_bare "$cand" "$(basename "$cand")"
-            bench_diff "$base" "$cand" "$(basename "$base") vs candidate"
+            bench_pair "$base" "$cand" "$(basename "$base") vs candidate"
         done
     done
 }
@@ -356,9 +419,7 @@ bench_replicas() {
     cached_make "$rb" "$REP" "$b" --times 10 -o "$rb" || { FAILED=1; return; }
     load_info "$ra"
     load_info "$rb"
-    bench_single "$ra" "$(basename "$ra")"
-    bench_bare "$rb" "$(basename "$rb")"
-    bench_diff "$ra" "$rb" "hta_control_x10 vs hta_test_x10"
+    bench_pair "$ra" "$rb" "hta_control_x10 vs hta_test_x10"
 }
 
 bench_corpus() {
@@ -378,7 +439,7 @@ bench_corpus() {
     for pair in "${CORPUS_PAIRS[@]}"; do
         read -r base cand <<<"$pair"
         if [ -f "$corpus/$base" ] && [ -f "$corpus/$cand" ]; then
-            bench_diff "$corpus/$base" "$corpus/$cand" "$base vs $(basename "$cand")"
+            bench_diff_only "$corpus/$base" "$corpus/$cand" "$base vs $(basename "$cand")"
         fi
     done
     bench_replicas "$corpus"
