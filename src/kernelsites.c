@@ -1629,9 +1629,11 @@ static void mapping_acc_free(mapping_acc *a)
     kd_i64map_free(&a->gcats);
 }
 
-/* One stage group of a mapping trace (§8 step 3). */
+/* One stage group of a mapping trace (§8 step 3). sited: by_kernel already
+ * holds every kernel's site (the shared build), else the group's are
+ * computed here. */
 static bool mapping_group(mapping_acc *a, ks_trace *x, const stage_group *g, kd_framework fw,
-                          ks_site *by_kernel)
+                          ks_site *by_kernel, bool sited)
 {
     uint32_t *S = g->ks;
     size_t n = g->n;
@@ -1640,7 +1642,7 @@ static bool mapping_group(mapping_acc *a, ks_trace *x, const stage_group *g, kd_
         return false;
     site_stats local;
     site_stats_init(&local);
-    bool ok = sites_for(x, S, n, by_kernel) && aggregate_list(&local, x, S, n, by_kernel);
+    bool ok = (sited || sites_for(x, S, n, by_kernel)) && aggregate_list(&local, x, S, n, by_kernel);
     if (ok && !a->has[g->stage]) {
         a->has[g->stage] = true;
         a->order[a->n_order++] = g->stage;
@@ -1668,13 +1670,32 @@ static kd_status mapping_trace(mapping_acc *a, kd_interner *in, const kd_trace *
         ok = by_kernel && group_by_stage(&x, path_stage, &groups);
         bool grouped = ok;
         for (size_t i = 0; ok && i < groups.n; i++)
-            ok = mapping_group(a, &x, &groups.g[i], fw, by_kernel);
+            ok = mapping_group(a, &x, &groups.g[i], fw, by_kernel, false);
         if (grouped)
             free(groups.pool);
         free(by_kernel);
     }
     ks_trace_free(&x);
     return ok ? KD_OK : kd_fail(err, KD_ENOMEM, "%s: out of memory building the kernel map", t->path);
+}
+
+/* §8 result: the accumulated stages in first-merge order, plus global. */
+static kd_status finish_kernel_map(mapping_acc *a, kd_kernel_map *out, kd_error *err)
+{
+    kd_status st = KD_OK;
+    loc_memo memo;
+    loc_memo_init(&memo, out->strings, out->strings);
+    for (size_t i = 0; st == KD_OK && i < a->n_order; i++) {
+        kd_stage s = a->order[i];
+        if (!build_payload(&memo, &a->stats[s], &a->cats[s], &out->stages[s]))
+            st = kd_fail(err, KD_ENOMEM, "out of memory building the kernel map");
+        out->has[s] = true;
+        out->order[out->n_order++] = s;
+    }
+    if (st == KD_OK && !build_payload(&memo, &a->global, &a->gcats, &out->global))
+        st = kd_fail(err, KD_ENOMEM, "out of memory building the kernel map");
+    loc_memo_free(&memo);
+    return st;
 }
 
 kd_status kd_kernel_map_build(kd_trace *const *traces, const kd_stage *path_stages, size_t n,
@@ -1685,21 +1706,10 @@ kd_status kd_kernel_map_build(kd_trace *const *traces, const kd_stage *path_stag
         return st;
     mapping_acc a;
     mapping_acc_init(&a);
-    loc_memo memo;
-    loc_memo_init(&memo, out->strings, out->strings);
     for (size_t i = 0; st == KD_OK && i < n; i++)
         st = mapping_trace(&a, out->strings, traces[i], path_stages[i], fw, err);
-    /* §8 result: stages in first-merge order, plus global */
-    for (size_t i = 0; st == KD_OK && i < a.n_order; i++) {
-        kd_stage s = a.order[i];
-        if (!build_payload(&memo, &a.stats[s], &a.cats[s], &out->stages[s]))
-            st = kd_fail(err, KD_ENOMEM, "out of memory building the kernel map");
-        out->has[s] = true;
-        out->order[out->n_order++] = s;
-    }
-    if (st == KD_OK && !build_payload(&memo, &a.global, &a.gcats, &out->global))
-        st = kd_fail(err, KD_ENOMEM, "out of memory building the kernel map");
-    loc_memo_free(&memo);
+    if (st == KD_OK)
+        st = finish_kernel_map(&a, out, err);
     mapping_acc_free(&a);
     if (st)
         kd_kernel_map_free(out);
@@ -1731,8 +1741,28 @@ static bool formal_group(kd_kernel_map *m, loc_memo *memo, ks_trace *x, const st
     return true;
 }
 
-static kd_status formal_trace(kd_kernel_map *m, loc_memo *memo, const kd_trace *t,
-                              kd_stage path_stage, kd_error *err)
+/* Every kernel's site, by kernel position (x->nk > 0). */
+static ks_site *all_sites(ks_trace *x)
+{
+    ks_site *by_kernel = malloc(x->nk * sizeof *by_kernel);
+    uint32_t *all = malloc(x->nk * sizeof *all);
+    bool ok = by_kernel && all;
+    for (size_t i = 0; ok && i < x->nk; i++)
+        all[i] = (uint32_t)i;
+    ok = ok && sites_for(x, all, x->nk, by_kernel);
+    free(all);
+    if (!ok) {
+        free(by_kernel);
+        return NULL;
+    }
+    return by_kernel;
+}
+
+/* One trace's contribution: to the formal payloads m (memo for m), and when
+ * a is not NULL to the kernel map accumulator too (the shared build: both
+ * use the same records and sites, computed once). */
+static kd_status sites_trace(mapping_acc *a, kd_framework fw, kd_kernel_map *m, loc_memo *memo,
+                             const kd_trace *t, kd_stage path_stage, kd_error *err)
 {
     ks_trace x;
     kd_status st = ks_trace_load(t, m->strings, &x, err);
@@ -1741,19 +1771,16 @@ static kd_status formal_trace(kd_kernel_map *m, loc_memo *memo, const kd_trace *
     bool ok = true;
     if (x.nk) {
         stage_groups groups;
-        ks_site *by_kernel = malloc(x.nk * sizeof *by_kernel);
-        uint32_t *all = malloc(x.nk * sizeof *all);
-        ok = by_kernel && all && group_by_stage(&x, path_stage, &groups);
-        for (size_t i = 0; ok && i < x.nk; i++)
-            all[i] = (uint32_t)i;
+        ks_site *by_kernel = all_sites(&x);
+        ok = by_kernel && group_by_stage(&x, path_stage, &groups);
         bool grouped = ok;
-        ok = ok && sites_for(&x, all, x.nk, by_kernel);
+        for (size_t i = 0; ok && a && i < groups.n; i++)
+            ok = mapping_group(a, &x, &groups.g[i], fw, by_kernel, true);
         for (size_t i = 0; ok && i < groups.n; i++)
             ok = formal_group(m, memo, &x, &groups.g[i], by_kernel);
         if (grouped)
             free(groups.pool);
         free(by_kernel);
-        free(all);
     }
     ks_trace_free(&x);
     return ok ? KD_OK : kd_fail(err, KD_ENOMEM, "%s: out of memory building stage payloads", t->path);
@@ -1766,10 +1793,46 @@ kd_status kd_formal_payloads_build(kd_trace *const *traces, const kd_stage *path
     loc_memo memo;
     loc_memo_init(&memo, out->strings, out->strings);
     for (size_t i = 0; st == KD_OK && i < n; i++)
-        st = formal_trace(out, &memo, traces[i], path_stages[i], err);
+        st = sites_trace(NULL, KD_FW_SGLANG, out, &memo, traces[i], path_stages[i], err);
     loc_memo_free(&memo);
     if (st)
         kd_kernel_map_free(out);
+    return st;
+}
+
+kd_status kd_kernel_sites_build_both(kd_trace *const *traces, const kd_stage *path_stages,
+                                     size_t n, kd_framework fw, kd_kernel_map *kmap,
+                                     kd_kernel_map *payloads, kd_error *err)
+{
+    kd_status st = map_init(kmap, true, err);
+    if (st)
+        return st;
+    st = map_init(payloads, false, err);
+    if (st) {
+        kd_kernel_map_free(kmap);
+        return st;
+    }
+    /* one interner for both: the sites are interned once */
+    kd_interner_free(payloads->strings);
+    payloads->strings = kmap->strings;
+    payloads->strings_borrowed = true;
+    for (int s = 0; s < 3; s++)
+        payloads->stages[s].strings = kmap->strings;
+    payloads->global.strings = kmap->strings;
+    mapping_acc a;
+    mapping_acc_init(&a);
+    loc_memo memo;
+    loc_memo_init(&memo, payloads->strings, payloads->strings);
+    for (size_t i = 0; st == KD_OK && i < n; i++)
+        st = sites_trace(&a, fw, payloads, &memo, traces[i], path_stages[i], err);
+    loc_memo_free(&memo);
+    if (st == KD_OK)
+        st = finish_kernel_map(&a, kmap, err);
+    mapping_acc_free(&a);
+    if (st) {
+        kd_kernel_map_free(payloads);
+        kd_kernel_map_free(kmap);
+    }
     return st;
 }
 
@@ -2005,7 +2068,8 @@ void kd_kernel_map_free(kd_kernel_map *m)
         payload_free(&m->stages[s]);
     payload_free(&m->global);
     lookup_state_free(m->lookup);
-    kd_interner_free(m->strings);
+    if (!m->strings_borrowed)
+        kd_interner_free(m->strings);
     memset(m, 0, sizeof *m);
 }
 

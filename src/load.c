@@ -63,9 +63,11 @@ typedef struct {
 #define SF_RUNTIME_CAT 0x2000u /* lowered cat == cuda_runtime */
 #define SF_STAGE_CAT 0x4000u  /* user_annotation / gpu_user_annotation */
 #define SF_GPU_ANNOT 0x8000u  /* gpu_user_annotation */
+#define SF_CPU_OP_CAT 0x10000u /* cat is exactly "cpu_op" */
+#define SF_PYFUNC_CAT 0x20000u /* cat is exactly "python_function" */
 
 typedef struct {
-    uint16_t flags;
+    uint32_t flags;
     int8_t stage; /* for annotation names: 0 extend, 1 decode, -1 none, -2 unknown */
     uint32_t seen_cat; /* index+1 in trace->seen_cats */
     uint32_t seen_pid; /* index+1 in trace->seen_pids */
@@ -116,18 +118,25 @@ typedef struct {
     bool forgot;   /* a later traceEvents key dropped the events kept so far */
 } loader;
 
+/* Out of line: the buffer is reused from event to event, so it grows a few
+ * times per load and scratch_put's common path stays short. */
+static __attribute__((noinline)) bool scratch_grow(loader *L, size_t need)
+{
+    size_t cap = L->scratch_cap ? L->scratch_cap : 4096;
+    while (cap < need)
+        cap *= 2;
+    char *p = realloc(L->scratch, cap);
+    if (!p)
+        return false;
+    L->scratch = p;
+    L->scratch_cap = cap;
+    return true;
+}
+
 static bool scratch_put(loader *L, const char *s, size_t len, size_t *off)
 {
-    if (L->scratch_n + len + 1 > L->scratch_cap) {
-        size_t cap = L->scratch_cap ? L->scratch_cap : 4096;
-        while (cap < L->scratch_n + len + 1)
-            cap *= 2;
-        char *p = realloc(L->scratch, cap);
-        if (!p)
-            return false;
-        L->scratch = p;
-        L->scratch_cap = cap;
-    }
+    if (L->scratch_n + len + 1 > L->scratch_cap && !scratch_grow(L, L->scratch_n + len + 1))
+        return false;
     memcpy(L->scratch + L->scratch_n, s, len);
     L->scratch[L->scratch_n + len] = '\0';
     *off = L->scratch_n;
@@ -232,7 +241,7 @@ static bool fill_name_flags(sid_info *si, const char *name)
         free(norm);
         return false;
     }
-    uint16_t fl = SF_NAME_DONE;
+    uint32_t fl = SF_NAME_DONE;
     if (kd_is_trace_metadata_name(name))
         fl |= SF_META;
     if (kd_starts_with(low, "## call "))
@@ -262,7 +271,11 @@ static bool fill_cat_flags(sid_info *si, const char *cat)
         free(norm);
         return false;
     }
-    uint16_t fl = SF_CAT_DONE;
+    uint32_t fl = SF_CAT_DONE;
+    if (strcmp(cat, "cpu_op") == 0)
+        fl |= SF_CPU_OP_CAT;
+    if (strcmp(cat, "python_function") == 0)
+        fl |= SF_PYFUNC_CAT;
     if (kd_is_non_kernel_trace_category(cat))
         fl |= SF_NONKERNEL;
     if (strstr(low, "annotation"))
@@ -394,7 +407,6 @@ static bool keep_kernel(loader *L, const event_view *e, uint32_t flags)
 static bool keep_complete_event(loader *L, const event_view *e)
 {
     const sid_info *ni = e->ni, *ci = e->ci;
-    const char *cat = kd_str(L->t->strings, e->cat);
     uint32_t kflags = 0;
     if (e->complete && !(ni->flags & SF_META) && !(ci->flags & SF_NONKERNEL) &&
         !(ci->flags & SF_CAT_ANNOT) && !(ni->flags & SF_NAME_ANNOT)) {
@@ -412,12 +424,12 @@ static bool keep_complete_event(loader *L, const event_view *e)
         if (!keep_kernel(L, e, kflags))
             return false;
     }
-    if (strcmp(cat, "cpu_op") == 0 && (e->ext != KD_NOID || e->corr != KD_NOID)) {
+    if ((ci->flags & SF_CPU_OP_CAT) && (e->ext != KD_NOID || e->corr != KD_NOID)) {
         kd_cpu_op_rec op = {e->name, e->pid, e->tid, e->ts, e->dur, e->ext, e->corr};
         if (!KD_VEC_PUSH(L->t->cpu_ops, op))
             return false;
     }
-    if (strcmp(cat, "python_function") == 0) {
+    if (ci->flags & SF_PYFUNC_CAT) {
         kd_frame_rec fr = {e->name, e->pid, e->tid, e->ts, e->dur, e->complete};
         if (!KD_VEC_PUSH(L->t->frames, fr))
             return false;
@@ -489,43 +501,70 @@ static bool fast_decimal(const char *s, size_t len, double *out)
     static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                    1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                    1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    size_t i = 0, frac = 0;
-    bool neg = len && s[0] == '-', dot = false;
+    const uint64_t limit = (UINT64_C(1) << 53) / 10; /* past it, m * 10 reaches 2^53 */
+    size_t i = 0, end = len;
+    bool neg = len && s[0] == '-';
     if (neg)
         i++;
-    size_t end = len;
-    if (memchr(s, '.', len)) /* trailing fraction zeros change nothing */
-        while (end > i && s[end - 1] == '0')
-            end--;
+    size_t first = i;
     uint64_t m = 0;
-    if (i >= end)
-        return false;
-    for (; i < end; i++) {
-        char c = s[i];
-        if (c == '.' && !dot) {
-            dot = true;
-            continue;
-        }
-        if (c < '0' || c > '9' || m > (UINT64_C(1) << 53) / 10)
+    unsigned d;
+    for (; i < end && (d = (unsigned)(s[i] - '0')) <= 9; i++) {
+        if (m > limit)
             return false;
-        m = m * 10 + (uint64_t)(c - '0');
-        frac += dot;
+        m = m * 10 + d;
     }
-    if (m >= (UINT64_C(1) << 53) || frac > 22)
+    if (i == first)
         return false;
+    size_t frac = 0;
+    if (i < end && s[i] == '.') {
+        i++;
+        while (end > i && s[end - 1] == '0') /* trailing fraction zeros change nothing */
+            end--;
+        for (; i < end && (d = (unsigned)(s[i] - '0')) <= 9; i++, frac++) {
+            if (m > limit)
+                return false;
+            m = m * 10 + d;
+        }
+    }
+    if (i != end || m >= (UINT64_C(1) << 53) || frac > 22)
+        return false; /* an exponent, or too many digits: strtod */
     double v = (double)m / pow10[frac];
     *out = neg ? -v : v;
     return true;
 }
 
+/* The non-finite filter writes NaN as this overflowing literal (Infinity as
+ * 1e999); reading it back as "nan" keeps str() of a NaN value "nan". */
+#define NAN_LITERAL "1e9999"
+
+/* A number's type from its text (yajl_number hands over the raw text). */
+static kd_jtype number_type(const char **text, size_t *len)
+{
+    if (*len == sizeof NAN_LITERAL - 1 && memcmp(*text, NAN_LITERAL, *len) == 0) {
+        *text = "nan";
+        *len = 3;
+        return KD_J_FLOAT;
+    }
+    for (size_t i = 0; i < *len; i++)
+        if ((*text)[i] == '.' || (*text)[i] == 'e' || (*text)[i] == 'E')
+            return KD_J_FLOAT;
+    return KD_J_INT;
+}
+
+/* ts and dur (the only fields read here): a number was stored untyped
+ * (cb_number), so its type is settled only when the fast path declines. */
 static bool read_time(loader *L, field_id id, double *out, bool *missing)
 {
     kd_jval v = as_jval(L, id);
     *missing = v.type == KD_J_ABSENT || v.type == KD_J_NULL;
     if (*missing)
         return true;
-    if ((v.type == KD_J_INT || v.type == KD_J_FLOAT) && fast_decimal(v.text, v.len, out))
-        return true;
+    if (v.type == KD_J_INT) {
+        if (fast_decimal(v.text, v.len, out))
+            return true;
+        v.type = number_type(&v.text, &v.len);
+    }
     return kd_jval_float(&v, out) && isfinite(*out);
 }
 
@@ -655,35 +694,33 @@ static void note_child(loader *L)
         L->f[L->args_open].container_empty = false;
 }
 
-/* The non-finite filter writes NaN as this overflowing literal (Infinity as
- * 1e999); reading it back as "nan" keeps str() of a NaN value "nan". */
-#define NAN_LITERAL "1e9999"
-
-/* A number's type from its text (yajl_number hands over the raw text). */
-static kd_jtype number_type(const char **text, size_t *len)
-{
-    if (*len == sizeof NAN_LITERAL - 1 && memcmp(*text, NAN_LITERAL, *len) == 0) {
-        *text = "nan";
-        *len = 3;
-        return KD_J_FLOAT;
-    }
-    for (size_t i = 0; i < *len; i++)
-        if ((*text)[i] == '.' || (*text)[i] == 'e' || (*text)[i] == 'E')
-            return KD_J_FLOAT;
-    return KD_J_INT;
-}
-
 /* Whether the next scalar fills a field of the current event. */
 static bool captures_value(const loader *L)
 {
     return L->in_event && L->pending != F_NONE && L->depth == L->ev_depth + (L->in_args ? 1 : 0);
 }
 
-/* A scalar at the current depth: the traceEvents value, an events-list
- * element, or an event field. */
-static int on_value(loader *L, kd_jtype type, const char *text, size_t len, bool b)
+/* Stores a scalar into the field it fills (captures_value was true). */
+static int capture_value(loader *L, kd_jtype type, const char *text, size_t len, bool b)
 {
-    note_child(L);
+    if (type == KD_J_STRING && !kd_utf8_input_valid(text, len)) {
+        L->bad_utf8 = true;
+        return 0;
+    }
+    field_val *f = &L->f[L->pending];
+    f->type = type;
+    f->boolean = b;
+    f->len = len;
+    if (text)
+        OOM_IF(!scratch_put(L, text, len, &f->off));
+    L->pending = F_NONE;
+    return 1;
+}
+
+/* A scalar outside any event: the document itself, the traceEvents value,
+ * or an events-list element that is not an object. Rare, so out of line. */
+static __attribute__((noinline)) int on_value_outside_event(loader *L)
+{
     if (L->depth == 0 && L->top == TOP_NONE) {
         L->top = TOP_SCALAR;
         return 1;
@@ -695,25 +732,22 @@ static int on_value(loader *L, kd_jtype type, const char *text, size_t len, bool
         L->t->has_trace_events = false;
         return 1;
     }
-    if (L->in_events && L->depth == L->events_depth && !L->in_event) {
+    if (L->in_events && L->depth == L->events_depth) {
         L->t->events_read++;
         count_skip(L, KD_SKIP_NOT_OBJECT);
-        return 1;
-    }
-    if (captures_value(L)) {
-        if (type == KD_J_STRING && !kd_utf8_input_valid(text, len)) {
-            L->bad_utf8 = true;
-            return 0;
-        }
-        field_val *f = &L->f[L->pending];
-        f->type = type;
-        f->boolean = b;
-        f->len = len;
-        if (text)
-            OOM_IF(!scratch_put(L, text, len, &f->off));
-        L->pending = F_NONE;
     }
     return 1;
+}
+
+/* A scalar at the current depth. Inside an event (nearly every scalar of a
+ * trace) only the field it may fill matters: the document-level cases need
+ * depth < the event's, so they are tested only outside events. */
+static int on_value(loader *L, kd_jtype type, const char *text, size_t len, bool b)
+{
+    if (!L->in_event)
+        return on_value_outside_event(L);
+    note_child(L);
+    return captures_value(L) ? capture_value(L, type, text, len, b) : 1;
 }
 
 static int cb_null(void *ctx) { return on_value(ctx, KD_J_NULL, NULL, 0, false); }
@@ -722,8 +756,11 @@ static int cb_bool(void *ctx, int b) { return on_value(ctx, KD_J_BOOL, NULL, 0, 
 static int cb_number(void *ctx, const char *s, size_t len)
 {
     loader *L = ctx;
-    /* only a kept number's type matters: most numbers of an event are not */
-    kd_jtype type = captures_value(L) ? number_type(&s, &len) : KD_J_INT;
+    /* only a kept number's type matters: most numbers of an event are not
+     * kept, and ts / dur (the longest) are typed by read_time if need be */
+    kd_jtype type = KD_J_INT;
+    if (captures_value(L) && L->pending != F_TS && L->pending != F_DUR)
+        type = number_type(&s, &len);
     return on_value(L, type, s, len, false);
 }
 

@@ -51,7 +51,8 @@ kd_framework kd_framework_detect(kd_trace *const *traces, size_t n, const char *
 typedef struct kd_kernel_map_lookup_state kd_kernel_map_lookup_state; /* private */
 
 typedef struct {
-    kd_interner *strings;       /* owned: every payload string */
+    kd_interner *strings;       /* every payload string; owned unless strings_borrowed */
+    bool strings_borrowed;      /* kd_kernel_sites_build_both: the kernel map's */
     kd_stage_payload stages[3]; /* by kd_stage */
     bool has[3];
     kd_stage order[3];          /* first-merge (kernel map) / first-key (formal) order */
@@ -70,6 +71,16 @@ kd_status kd_kernel_map_build(kd_trace *const *traces, const kd_stage *path_stag
  * overwrites the value and keeps the first key position. */
 kd_status kd_formal_payloads_build(kd_trace *const *traces, const kd_stage *path_stages, size_t n,
                                    kd_kernel_map *out, kd_error *err);
+/* Both of the above for a side that is its own mapping side (the default,
+ * divergence D3: the same traces give the kernel map and the formal
+ * payloads): each trace's records, indices and kernel sites are computed
+ * once for the two (a kernel's site depends only on the kernel). The maps
+ * equal the two separate builds' (same JSON); they share one interner,
+ * owned by kmap: payloads is not used once kmap is freed (either may be
+ * freed first). */
+kd_status kd_kernel_sites_build_both(kd_trace *const *traces, const kd_stage *path_stages,
+                                     size_t n, kd_framework fw, kd_kernel_map *kmap,
+                                     kd_kernel_map *payloads, kd_error *err);
 void kd_kernel_map_free(kd_kernel_map *m);
 
 /* kd_kmap_lookup_fn for a mapping kernel map (ctx = kd_kernel_map *):

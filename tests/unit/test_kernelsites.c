@@ -775,6 +775,80 @@ START_TEST(test_build_empty)
 }
 END_TEST
 
+/* kd_kernel_sites_build_both equals the two separate builds, byte for byte,
+ * and its kernel map answers lookups (the shared interner). */
+static void check_both_builds(kd_trace **ts, const kd_stage *st, size_t n, kd_framework fw,
+                              bool free_payloads_first)
+{
+    kd_kernel_map km, fp, bkm, bfp;
+    kd_error err;
+    ck_assert_int_eq(kd_kernel_map_build(ts, st, n, fw, &km, &err), KD_OK);
+    ck_assert_int_eq(kd_formal_payloads_build(ts, st, n, &fp, &err), KD_OK);
+    ck_assert_int_eq(kd_kernel_sites_build_both(ts, st, n, fw, &bkm, &bfp, &err), KD_OK);
+    ck_assert(!bkm.strings_borrowed && bfp.strings_borrowed && bfp.strings == bkm.strings);
+    char *a = json_of(&km), *b = json_of(&bkm);
+    ck_assert_str_eq(b, a);
+    free(a);
+    free(b);
+    a = json_of(&fp);
+    b = json_of(&bfp);
+    ck_assert_str_eq(b, a);
+    free(a);
+    free(b);
+    for (size_t i = 0; i < km.global.n; i++) {
+        const char *name = kd_str(km.strings, km.global.v[i].name);
+        const kd_interner *in = NULL;
+        const kd_kernel_entry *e = kd_kernel_map_lookup(&bkm, KD_STAGE_ALL, name, &in);
+        ck_assert_ptr_nonnull(e);
+        ck_assert_str_eq(kd_str(in, e->name), name);
+    }
+    if (free_payloads_first)
+        kd_kernel_map_free(&bfp);
+    kd_kernel_map_free(&bkm);
+    if (!free_payloads_first)
+        kd_kernel_map_free(&bfp);
+    kd_kernel_map_free(&km);
+    kd_kernel_map_free(&fp);
+}
+
+START_TEST(test_build_both_equals_separate)
+{
+    kd_trace *sites = trace_of(TRACE_SITES);
+    kd_stage all = KD_STAGE_ALL;
+    check_both_builds(&sites, &all, 1, KD_FW_SGLANG, false);
+    check_both_builds(&sites, &all, 1, KD_FW_VLLM, true);
+    kd_trace_free(sites);
+
+    /* sampled kernel map (20 launches of each name, 16 kept) next to
+     * unsampled payloads */
+    char json[8192];
+    size_t n = (size_t)snprintf(json, sizeof json, "{\"traceEvents\":[");
+    for (int i = 0; i < 40; i++)
+        n += (size_t)snprintf(json + n, sizeof json - n,
+                              "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%d\",\"pid\":0,\"tid\":7,"
+                              "\"ts\":%d,\"dur\":1,\"args\":{\"stream\":7}},",
+                              i % 2, i);
+    snprintf(json + n, sizeof json - n, "%s", END);
+    kd_trace *sampled = trace_of(json);
+    check_both_builds(&sampled, &all, 1, KD_FW_TRTLLM, false);
+    kd_trace_free(sampled);
+
+    /* several traces, path stages, a later trace overwriting a stage */
+    kd_trace *t1 = trace_of("{\"traceEvents\":[" KN("alpha", 1, 2, 1) END);
+    kd_trace *t2 = trace_of("{\"traceEvents\":[" KN("beta", 1, 3, 1) END);
+    kd_trace *t3 = trace_of("{\"traceEvents\":[" FR("a.py(1): f", 1, 0, 1) END);
+    kd_trace *ts[3] = {t1, t2, t3};
+    kd_stage st[3] = {KD_STAGE_DECODE, KD_STAGE_EXTEND, KD_STAGE_ALL};
+    check_both_builds(ts, st, 3, KD_FW_SGLANG, true);
+    kd_stage same[3] = {KD_STAGE_ALL, KD_STAGE_ALL, KD_STAGE_ALL};
+    check_both_builds(ts, same, 3, KD_FW_VLLM, false);
+    check_both_builds(&t3, same, 1, KD_FW_SGLANG, false); /* no kernels at all */
+    kd_trace_free(t1);
+    kd_trace_free(t2);
+    kd_trace_free(t3);
+}
+END_TEST
+
 START_TEST(test_active_tolerance)
 {
     /* a frame ending 0.0005 before the probe is active; 0.002 before is not */
@@ -836,6 +910,7 @@ Suite *kernelsites_suite(void)
     tcase_add_test(build, test_build_sampling);
     tcase_add_test(build, test_build_stages_and_formal);
     tcase_add_test(build, test_build_empty);
+    tcase_add_test(build, test_build_both_equals_separate);
     tcase_add_test(build, test_active_tolerance);
     suite_add_tcase(s, build);
     return s;

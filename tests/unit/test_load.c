@@ -661,6 +661,43 @@ START_TEST(test_pystr_ids)
 }
 END_TEST
 
+START_TEST(test_time_literals)
+{
+    /* ts / dur read through the fast decimal path or strtod: the double is
+     * strtod's (Python's float()) in every case */
+    static const char *const lits[] = {
+        "0", "-0", "1", "1.5", "1.50000", "100.000", "-123.25", "0.1", "0.3", "1.7", "5.3",
+        "0.30000000000000004",
+        "1661203463029566.123", "1661203463029566.0", "1365627867836.596", "9007199254740993",
+        "9007199254740991", "123.456e2", "1E3", "1.0e-3", "12345678901234567890.5",
+        "3.0000000000000000000000001", "0.0000000000000000000001", "0.00000000000000000000001",
+        "4503599627370497.5", "7.00000000000000000000000000000",
+    };
+    size_t n = sizeof lits / sizeof lits[0];
+    char json[8192];
+    size_t at = (size_t)snprintf(json, sizeof json, "[");
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)snprintf(json + at, sizeof json - at,
+                               "%s{'ph':'X','cat':'kernel','name':'k%zu','pid':1,'tid':1,"
+                               "'ts':%s,'dur':%s}",
+                               i ? "," : "", i, lits[i], i % 3 ? "1e6" : "1000000.000");
+    snprintf(json + at, sizeof json - at, "]");
+    kd_trace *t = load_ok(json);
+    ck_assert_uint_eq(t->kernels.n, n);
+    for (size_t i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "k%zu", i);
+        const kd_kernel_rec *k = kernel_named(t, name);
+        ck_assert_msg(k != NULL, "no kernel %s", name);
+        double want = strtod(lits[i], NULL);
+        ck_assert_msg(memcmp(&k->ts, &want, sizeof want) == 0, "ts %s: got %.17g want %.17g",
+                      lits[i], k->ts, want);
+        ck_assert_double_eq(k->dur, 1e6);
+    }
+    kd_trace_free(t);
+}
+END_TEST
+
 START_TEST(test_name_cat_pystr)
 {
     /* names and cats are str() of the raw value; absent gives "" */
@@ -1334,6 +1371,7 @@ Suite *load_suite(void)
 
     tc = tcase_create("pystr");
     tcase_add_test(tc, test_pystr_ids);
+    tcase_add_test(tc, test_time_literals);
     tcase_add_test(tc, test_name_cat_pystr);
     tcase_add_test(tc, test_stream_truthiness);
     tcase_add_test(tc, test_stream_marker_falsy_value);
