@@ -76,38 +76,61 @@ bool kd_is_low_signal_scope(const char *scope)
     return r;
 }
 
-/* reference §4 choose_best_scope: index + project bonus - penalties, first max */
-int kd_choose_best_scope(const char *const *chain, size_t n)
+/* reference §4 choose_best_scope's score of one chain element, less its
+ * index: the project bonus and the penalties, which depend on the name only
+ * (so a build computes them once per name). Small integers: exact. */
+static double scope_name_score(const char *s)
 {
     static const struct { const char *prefix; double bonus; } bonus[] = {
         {"python/sglang/", 50.0}, {"sglang/", 48.0}, {"vllm/", 46.0},
         {"python/tokenspeed/", 45.0}, {"tokenspeed/", 45.0}, {"tensorrt_llm/", 44.0},
         {"sgl_kernel/", 30.0},
     };
+    double score = 0.0;
+    bool matched = false;
+    for (size_t b = 0; b < sizeof bonus / sizeof *bonus && !matched; b++)
+        if (kd_starts_with(s, bonus[b].prefix)) {
+            score += bonus[b].bonus;
+            matched = true;
+        }
+    if (!matched && strstr(s, ".py("))
+        score += 10.0;
+    if (strstr(s, "utils.py") && strstr(s, "__call__"))
+        score -= 15.0;
+    if (strstr(s, "scheduler_profiler_mixin.py"))
+        score -= 20.0;
+    if (kd_is_low_signal_scope(s))
+        score -= 25.0;
+    return score;
+}
+
+/* index + name score, first max; -1 for an empty chain */
+static int best_scored(const double *name_scores, size_t n)
+{
     int best = -1;
     double best_score = 0.0;
     for (size_t i = 0; i < n; i++) {
-        const char *s = chain[i];
-        double score = (double)i;
-        bool matched = false;
-        for (size_t b = 0; b < sizeof bonus / sizeof *bonus && !matched; b++)
-            if (kd_starts_with(s, bonus[b].prefix)) {
-                score += bonus[b].bonus;
-                matched = true;
-            }
-        if (!matched && strstr(s, ".py("))
-            score += 10.0;
-        if (strstr(s, "utils.py") && strstr(s, "__call__"))
-            score -= 15.0;
-        if (strstr(s, "scheduler_profiler_mixin.py"))
-            score -= 20.0;
-        if (kd_is_low_signal_scope(s))
-            score -= 25.0;
+        double score = (double)i + name_scores[i];
         if (best < 0 || score > best_score) {
             best = (int)i;
             best_score = score;
         }
     }
+    return best;
+}
+
+/* reference §4 choose_best_scope: index + project bonus - penalties, first max */
+int kd_choose_best_scope(const char *const *chain, size_t n)
+{
+    double stack_scores[8];
+    double *scores = n <= 8 ? stack_scores : malloc(n * sizeof *scores);
+    if (!scores)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        scores[i] = scope_name_score(chain[i]);
+    int best = best_scored(scores, n);
+    if (scores != stack_scores)
+        free(scores);
     return best;
 }
 
@@ -863,14 +886,31 @@ static bool count_entry(kd_source_map *sm, kd_source_stats *st, const kd_kernel_
     return ok;
 }
 
-static bool count_chain(kd_source_map *sm, kd_source_stats *st, const scope_chain *ch,
-                        const char *launch_op)
+/* scope_name_score of a source-map string, memoized by id in memo */
+static bool memo_name_score(kd_i64map *memo, const kd_interner *in, kd_sid id, double *out)
+{
+    int64_t bits;
+    if (kd_i64map_get(memo, id, &bits)) {
+        memcpy(out, &bits, sizeof *out);
+        return true;
+    }
+    *out = scope_name_score(kd_str(in, id));
+    memcpy(&bits, out, sizeof bits);
+    return kd_i64map_put(memo, id, bits);
+}
+
+static bool count_chain(kd_source_map *sm, kd_i64map *score_memo, kd_source_stats *st,
+                        const scope_chain *ch, const char *launch_op)
 {
     const char *names[CHAIN_MAX];
-    for (size_t i = 0; i < ch->n; i++)
+    double scores[CHAIN_MAX];
+    for (size_t i = 0; i < ch->n; i++) {
         names[i] = kd_str(sm->strings, ch->chain[i]);
+        if (!memo_name_score(score_memo, sm->strings, ch->chain[i], &scores[i]))
+            return false;
+    }
     st->mapped_count++;
-    int best = kd_choose_best_scope(names, ch->n);
+    int best = best_scored(scores, ch->n);
     bool ok = true;
     if (best >= 0 && *names[best])
         ok = count(sm, &st->scope, names[best], 1) && count(sm, &st->site_share, names[best], 1);
@@ -918,6 +958,7 @@ typedef struct {
     scope_chain *at_launch; /* by sample position: chain at the launch ts */
     const kd_launch_rec **launch; /* by sample position */
     const cpu_context **cpu; /* by sample position */
+    kd_i64map score_memo; /* source-map string -> scope_name_score bits */
 } build_state;
 
 /* Contexts and temporal chains of every sampled event, in three batches. */
@@ -1005,7 +1046,7 @@ static bool count_sample(build_state *s, size_t i, kd_stage stage, kd_kmap_looku
         if (entry)
             ok = count_entry(s->sm, st, entry, es);
     } else {
-        ok = count_chain(s->sm, st, chain, launch_op);
+        ok = count_chain(s->sm, &s->score_memo, st, chain, launch_op);
     }
     free(launch_op);
     return ok;
@@ -1024,6 +1065,7 @@ kd_status kd_source_map_build(const kd_bundle *mapping, kd_stage stage, kd_kmap_
     s.sc.sm = out;
     s.sc.cap = kd_interner_count(mapping->trace->strings) + 1;
     s.sc.info = calloc(s.sc.cap, sizeof *s.sc.info);
+    kd_i64map_init(&s.score_memo);
     bool ok = out->strings && s.sc.info;
     if (ok)
         s.sample = sample_events(mapping, &s.n_sample);
@@ -1031,6 +1073,7 @@ kd_status kd_source_map_build(const kd_bundle *mapping, kd_stage stage, kd_kmap_
     for (size_t i = 0; ok && i < s.n_sample; i++)
         ok = count_sample(&s, i, stage, lookup, lookup_ctx);
     free(s.sc.info);
+    kd_i64map_free(&s.score_memo);
     free(s.sample);
     cpu_contexts_free(&s.ctx);
     launch_index_free(&s.li);

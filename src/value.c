@@ -527,8 +527,21 @@ bool kd_jval_coerce_int(const kd_jval *v, int64_t *out, bool *overflow)
         if (out)
             *out = v->boolean ? 1 : 0;
         return true;
-    case KD_J_INT:
+    case KD_J_INT: {
+        /* a JSON integer literal is -?[0-9]+: with up to 18 digits it fits
+         * int64 as it is; anything else takes Python's rules */
+        const char *p = v->text;
+        size_t n = v->len, i = n && p[0] == '-', k = i;
+        int64_t x = 0;
+        for (; k < n && n - i <= 18 && p[k] >= '0' && p[k] <= '9'; k++)
+            x = x * 10 + (p[k] - '0');
+        if (k == n && n > i) {
+            if (out)
+                *out = i ? -x : x;
+            return true;
+        }
         return kd_py_int_from_str(v->text, v->len, out, overflow);
+    }
     case KD_J_FLOAT: {
         /* reference §1: only an integral float converts; NaN/inf do not */
         double d = 0.0;

@@ -339,6 +339,11 @@ START_TEST(test_coerce_values)
         {KD_J_INT, "42", 42},
         {KD_J_INT, "-0", 0},
         {KD_J_INT, "-9223372036854775808", INT64_MIN},
+        {KD_J_INT, "7", 7}, /* the 18-digit fast path, and either side of it */
+        {KD_J_INT, "999999999999999999", INT64_C(999999999999999999)},
+        {KD_J_INT, "-999999999999999999", -INT64_C(999999999999999999)},
+        {KD_J_INT, "1234567890123456789", INT64_C(1234567890123456789)},
+        {KD_J_INT, "9223372036854775807", INT64_MAX},
         {KD_J_FLOAT, "2.0", 2},
         {KD_J_FLOAT, "3.0", 3},
         {KD_J_FLOAT, "1e3", 1000},
