@@ -492,48 +492,6 @@ static bool keep_thread_name(loader *L, kd_sid pid, kd_sid tid)
     return KD_VEC_PUSH(L->t->thread_names, r);
 }
 
-/* Clinger's fast path for a plain decimal literal ("123", "1661203463029566.0",
- * "1365627867836.596"): with at most 15 significant digits... precisely, a
- * mantissa below 2^53 and at most 22 fraction digits, mantissa / 10^k is one
- * correctly rounded division, the same double strtod gives. false: use strtod. */
-static bool fast_decimal(const char *s, size_t len, double *out)
-{
-    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    const uint64_t limit = (UINT64_C(1) << 53) / 10; /* past it, m * 10 reaches 2^53 */
-    size_t i = 0, end = len;
-    bool neg = len && s[0] == '-';
-    if (neg)
-        i++;
-    size_t first = i;
-    uint64_t m = 0;
-    unsigned d;
-    for (; i < end && (d = (unsigned)(s[i] - '0')) <= 9; i++) {
-        if (m > limit)
-            return false;
-        m = m * 10 + d;
-    }
-    if (i == first)
-        return false;
-    size_t frac = 0;
-    if (i < end && s[i] == '.') {
-        i++;
-        while (end > i && s[end - 1] == '0') /* trailing fraction zeros change nothing */
-            end--;
-        for (; i < end && (d = (unsigned)(s[i] - '0')) <= 9; i++, frac++) {
-            if (m > limit)
-                return false;
-            m = m * 10 + d;
-        }
-    }
-    if (i != end || m >= (UINT64_C(1) << 53) || frac > 22)
-        return false; /* an exponent, or too many digits: strtod */
-    double v = (double)m / pow10[frac];
-    *out = neg ? -v : v;
-    return true;
-}
-
 /* The non-finite filter writes NaN as this overflowing literal (Infinity as
  * 1e999); reading it back as "nan" keeps str() of a NaN value "nan". */
 #define NAN_LITERAL "1e9999"
@@ -561,7 +519,7 @@ static bool read_time(loader *L, field_id id, double *out, bool *missing)
     if (*missing)
         return true;
     if (v.type == KD_J_INT) {
-        if (fast_decimal(v.text, v.len, out))
+        if (kd_decimal_to_double(v.text, v.len, out))
             return true;
         v.type = number_type(&v.text, &v.len);
     }

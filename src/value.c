@@ -55,6 +55,92 @@ static bool literal_to_double(const char *text, size_t len, double *out)
     return true;
 }
 
+/* ------------------------------------------------------------------ */
+/* Decimal literals without strtod                                      */
+/* ------------------------------------------------------------------ */
+
+#ifdef __SIZEOF_INT128__
+__extension__ typedef unsigned __int128 kd_u128;
+
+/* Whether c is the double nearest m / 10^k (strictly: a tie returns false).
+ * With c = M 2^E, |m / 10^k - c| < 2^(E-1) iff |2 m 2^-E - 2 M 10^k| < 10^k,
+ * all integers: 2 m 2^-E < 2^128 needs -63 <= E <= 0, 2 M 10^k < 2^128 holds
+ * for k <= 22. A power of two is refused: the gap below it is half as wide. */
+static bool nearest_of(uint64_t m, unsigned k, double c)
+{
+    int e;
+    double f = frexp(c, &e);
+    int E = e - 53;
+    uint64_t M = (uint64_t)ldexp(f, 53);
+    if (c <= 0.0 || E > 0 || E < -63 || M == (UINT64_C(1) << 52))
+        return false;
+    kd_u128 p10 = 1;
+    for (unsigned i = 0; i < k; i++)
+        p10 *= 10;
+    kd_u128 a = (kd_u128)m << (1 - E), b = (kd_u128)(2 * M) * p10;
+    kd_u128 d = a > b ? a - b : b - a;
+    return d < p10;
+}
+#endif
+
+bool kd_decimal_to_double(const char *s, size_t len, double *out)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const uint64_t limit = (UINT64_MAX - 9) / 10; /* m * 10 + 9 still fits */
+    size_t i = 0, end = len;
+    bool neg = len && s[0] == '-';
+    if (neg)
+        i++;
+    size_t first = i;
+    uint64_t m = 0;
+    unsigned d;
+    for (; i < end && (d = (unsigned)(s[i] - '0')) <= 9; i++) {
+        if (m > limit)
+            return false;
+        m = m * 10 + d;
+    }
+    if (i == first)
+        return false;
+    size_t frac = 0;
+    if (i < end && s[i] == '.') {
+        i++;
+        while (end > i && s[end - 1] == '0') /* trailing fraction zeros change nothing */
+            end--;
+        for (; i < end && (d = (unsigned)(s[i] - '0')) <= 9; i++, frac++) {
+            if (m > limit)
+                return false;
+            m = m * 10 + d;
+        }
+    }
+    if (i != end || frac > 22)
+        return false; /* an exponent, or too many digits: strtod */
+    double v;
+    if (m < (UINT64_C(1) << 53)) {
+        /* Clinger: m and 10^frac exact, one correctly rounded division */
+        v = (double)m / pow10[frac];
+    } else {
+#ifdef __SIZEOF_INT128__
+        /* two roundings: within an ulp of the answer, so it is this or a
+         * neighbour, and the exact test says which */
+        double c = (double)m / pow10[frac];
+        if (nearest_of(m, (unsigned)frac, c))
+            v = c;
+        else if (nearest_of(m, (unsigned)frac, nextafter(c, INFINITY)))
+            v = nextafter(c, INFINITY);
+        else if (nearest_of(m, (unsigned)frac, nextafter(c, 0.0)))
+            v = nextafter(c, 0.0);
+        else
+            return false;
+#else
+        return false;
+#endif
+    }
+    *out = neg ? -v : v;
+    return true;
+}
+
 static char *dup_bytes(const char *s, size_t len, size_t *out_len)
 {
     char *out = malloc(len + 1);

@@ -55,6 +55,13 @@ int kd_format_pyfloat(double v, char *buf, size_t bufsz);
  * digits. false if not an integer literal or beyond int64 (*overflow set). */
 bool kd_py_int_from_str(const char *s, size_t len, int64_t *out, bool *overflow);
 
+/* A plain decimal literal (-?digits, optionally .digits) to the double
+ * strtod (and Python's float) gives, without strtod: the loader reads two
+ * per event. Up to 19 significant digits and 22 fraction digits: exactly;
+ * false for anything else (exponents, longer literals, exact ties, values
+ * of 2^53 and more with a mantissa that large), which strtod then reads. */
+bool kd_decimal_to_double(const char *s, size_t len, double *out);
+
 /* Python float(s) for a str. false where Python raises ValueError. */
 bool kd_py_float_from_str(const char *s, size_t len, double *out);
 

@@ -441,6 +441,80 @@ START_TEST(test_pystr_string_keeps_bytes_and_containers_fail)
 }
 END_TEST
 
+/* ---- kd_decimal_to_double ------------------------------------------- */
+
+/* The double is strtod's, bit for bit, whenever the function answers. */
+static bool decimal_agrees(const char *lit, bool *answered)
+{
+    double got = 0.0, want = strtod(lit, NULL);
+    *answered = kd_decimal_to_double(lit, strlen(lit), &got);
+    return !*answered || memcmp(&got, &want, sizeof got) == 0;
+}
+
+START_TEST(test_decimal_fixed_cases)
+{
+    static const char *const yes[] = {
+        "0", "-0", "7", "0.3", "1.7", "5.3", "100.000", "-123.25", "0.30000000000000004",
+        "1661203463029566.123", "1712195495519689.047", "1712195495519695.812",
+        "9007199254740991", "4503599627370497.25", "1234567890123456.789",
+        "0.1234567890123456789", "0.1844674407370955161", "3.0000000000000000000000",
+        "0.0000000000000000000001",
+    };
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+        bool answered;
+        ck_assert_msg(decimal_agrees(yes[i], &answered), "%s differs from strtod", yes[i]);
+        ck_assert_msg(answered, "%s left to strtod", yes[i]);
+    }
+    /* left to strtod: exponents, too many digits, >= 2^53 with a big mantissa,
+     * more than 22 fraction digits, not a plain literal */
+    static const char *const no[] = {
+        "1e3", "1.5E2", "18446744073709551616", "123456789012345678901.5", "9007199254740993",
+        "0.00000000000000000000001", ".5", "-", "", "1.2.3", "nan", "0x10", "1 ",
+        "1844674407370955161", "12345678901234567.89",
+        "4503599627370497.5", /* a tie (the ulp is 1 there): strtod rounds it to even */
+    };
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
+        double d = 42.0;
+        ck_assert_msg(!kd_decimal_to_double(no[i], strlen(no[i]), &d), "%s answered", no[i]);
+        ck_assert(d == 42.0);
+    }
+}
+END_TEST
+
+START_TEST(test_decimal_random_against_strtod)
+{
+    /* 400,000 literals shaped like trace times: 1-19 integer digits, 0-9
+     * fraction digits (sometimes trailing zeros), both signs */
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    size_t answered_n = 0, n = 400000;
+    for (size_t t = 0; t < n; t++) {
+        char lit[48];
+        size_t at = 0;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        if (x & 1)
+            lit[at++] = '-';
+        unsigned int_digits = 1 + (unsigned)((x >> 8) % 19), frac_digits = (unsigned)((x >> 16) % 10);
+        for (unsigned i = 0; i < int_digits; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            lit[at++] = (char)('0' + (i == 0 && int_digits > 1 ? 1 + x % 9 : x % 10));
+        }
+        if (frac_digits) {
+            lit[at++] = '.';
+            for (unsigned i = 0; i < frac_digits; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                lit[at++] = (char)('0' + ((x >> 3) & 3 ? x % 10 : 0));
+            }
+        }
+        lit[at] = '\0';
+        bool answered;
+        ck_assert_msg(decimal_agrees(lit, &answered), "%s differs from strtod", lit);
+        answered_n += answered;
+    }
+    /* nearly all are answered (the rest: 2^53 and beyond, or too long) */
+    ck_assert_msg(answered_n > n * 7 / 10, "only %zu of %zu answered", answered_n, n);
+}
+END_TEST
+
 Suite *value_suite(void)
 {
     Suite *s = suite_create("value");
@@ -464,6 +538,8 @@ Suite *value_suite(void)
     tcase_add_test(jval, test_coerce_overflow);
     tcase_add_test(jval, test_pystr_scalars);
     tcase_add_test(jval, test_pystr_string_keeps_bytes_and_containers_fail);
+    tcase_add_test(parse, test_decimal_fixed_cases);
+    tcase_add_test(parse, test_decimal_random_against_strtod);
     suite_add_tcase(s, jval);
     return s;
 }
