@@ -23,6 +23,7 @@
 #include "kerndiff/extract.h"
 #include "kerndiff/hashmap.h"
 #include "kerndiff/lookup.h"
+#include "kerndiff/sort.h"
 #include "kerndiff/stage.h"
 
 /* ======================================================================
@@ -568,6 +569,8 @@ static int cmp_timed_item(const void *pa, const void *pb)
     return a->rec < b->rec ? -1 : a->rec > b->rec;
 }
 
+KD_DEFINE_SORT(sort_timed_items, timed_item, cmp_timed_item)
+
 static void timed_index_free(timed_index *ix)
 {
     free(ix->ts);
@@ -584,7 +587,7 @@ static bool timed_index_build(timed_index *ix, timed_item *items, size_t n)
 {
     memset(ix, 0, sizeof *ix);
     kd_i64map_init(&ix->group);
-    qsort(items, n, sizeof *items, cmp_timed_item);
+    sort_timed_items(items, n);
     size_t cap = n ? n : 1;
     ix->ts = malloc(cap * sizeof *ix->ts);
     ix->dur = malloc(cap * sizeof *ix->dur);
@@ -735,6 +738,8 @@ static frame_key key_of_frame(const kd_trace *t, uint32_t i)
     return (frame_key){f->ts, f->ts + f->dur, i};
 }
 
+KD_DEFINE_SORT(sort_frame_keys, frame_key, cmp_frame_key_v)
+
 /* A thread's frames in the active order; real traces are already in it. */
 static bool prepare_thread(const ks_trace *x, thread_frames *tf)
 {
@@ -751,7 +756,7 @@ static bool prepare_thread(const ks_trace *x, thread_frames *tf)
             return false;
         for (size_t i = 0; i < tf->n; i++)
             keys[i] = key_of_frame(x->t, tf->idx[i]);
-        qsort(keys, tf->n, sizeof *keys, cmp_frame_key_v);
+        sort_frame_keys(keys, tf->n);
         for (size_t i = 0; i < tf->n; i++)
             tf->idx[i] = keys[i].order;
         free(keys);
@@ -862,6 +867,8 @@ static int cmp_probe(const void *pa, const void *pb)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
+KD_DEFINE_SORT(sort_probes, probe, cmp_probe)
+
 typedef struct {
     uint32_t *active; /* trace frame indices, active order */
     kd_ks_frame *fr;
@@ -961,7 +968,7 @@ static bool sweep_thread(ks_trace *x, thread_frames *tf, const probe *p, size_t 
 /* Answers probes (sorted in place); res is indexed by probe id. */
 static bool run_probes(ks_trace *x, probe *p, size_t np, probe_result *res)
 {
-    qsort(p, np, sizeof *p, cmp_probe);
+    sort_probes(p, np);
     sweep_buf b;
     memset(&b, 0, sizeof b);
     bool ok = true;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kerndiff/sort.h"
 #include "kerndiff/text.h"
 
 /* ---- relaxed source-map lookup, memoized ------------------------------- */
@@ -190,6 +191,8 @@ static int cmp_nb(const void *pa, const void *pb)
     return (a->e->idx > b->e->idx) - (a->e->idx < b->e->idx);
 }
 
+KD_DEFINE_SORT(sort_nb_items, nb_item, cmp_nb)
+
 /* build_stream_neighbor_index: per stream, sorted by (ts, end, idx). Indexed
  * by event position in the bundle. */
 static neighbours *neighbour_index(const kd_bundle *b, size_t **pos_of_idx, size_t *max_idx)
@@ -214,7 +217,7 @@ static neighbours *neighbour_index(const kd_bundle *b, size_t **pos_of_idx, size
         pos[b->events[i].idx] = i;
     }
     if (ok) {
-        qsort(items, b->n, sizeof *items, cmp_nb);
+        sort_nb_items(items, b->n);
         for (size_t i = 0; i < b->n; i++) {
             size_t at = (size_t)(items[i].e - b->events);
             if (i > 0 && items[i - 1].stream == items[i].stream)

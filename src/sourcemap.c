@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "kerndiff/hashmap.h"
+#include "kerndiff/sort.h"
 #include "kerndiff/text.h"
 
 #define SAMPLE_LIMIT 16 /* OH SOURCE_MAP_SAMPLE_LIMIT_PER_NAME */
@@ -273,6 +274,8 @@ static int cmp_name_item(const void *pa, const void *pb)
     return (a->order > b->order) - (a->order < b->order);
 }
 
+KD_DEFINE_SORT(sort_name_items, name_item, cmp_name_item)
+
 static int cmp_sample(const void *pa, const void *pb)
 {
     const kd_kernel_event *a = *(const kd_kernel_event *const *)pa;
@@ -296,7 +299,7 @@ static const kd_kernel_event **sample_events(const kd_bundle *b, size_t *n_out)
     }
     for (size_t i = 0; i < b->n; i++)
         items[i] = (name_item){&b->events[i], kd_str(b->trace->strings, b->events[i].canonical), i};
-    qsort(items, b->n, sizeof *items, cmp_name_item);
+    sort_name_items(items, b->n);
     size_t k = 0;
     for (size_t lo = 0; lo < b->n;) {
         size_t hi = lo;
@@ -641,6 +644,8 @@ static int cmp_launch_item(const void *pa, const void *pb)
     return (a->i > b->i) - (a->i < b->i);
 }
 
+KD_DEFINE_SORT(sort_launch_items, launch_item, cmp_launch_item)
+
 static bool build_launch_index(const kd_trace *t, launch_index *out)
 {
     kd_i64map_init(&out->first);
@@ -660,7 +665,7 @@ static bool build_launch_index(const kd_trace *t, launch_index *out)
         if ((l->flags & KD_LF_OH) && l->complete)
             items[k++] = (launch_item){l->corr, l->ts, i};
     }
-    qsort(items, k, sizeof *items, cmp_launch_item);
+    sort_launch_items(items, k);
     bool ok = true;
     for (size_t i = 0; i < k && ok; i++) {
         out->order[i] = items[i].i;
@@ -718,6 +723,8 @@ static int cmp_tquery(const void *pa, const void *pb)
         return a->q < b->q ? -1 : 1;
     return (a->order > b->order) - (a->order < b->order);
 }
+
+KD_DEFINE_SORT(sort_tqueries, tquery, cmp_tquery)
 
 /* sort key (ts, -dur, name) of the matched frames */
 static int cmp_frame_for_chain(const tframe *a, const tframe *b, const kd_source_map *sm)
@@ -795,7 +802,7 @@ static bool temporal_lookup(const kd_source_map *sm, const tframe *frames, size_
 {
     if (!nq)
         return true;
-    qsort(queries, nq, sizeof *queries, cmp_tquery);
+    sort_tqueries(queries, nq);
     double first = queries[0].q, last = queries[nq - 1].q;
     match_list *m = calloc(nq, sizeof *m);
     bool ok = m != NULL;

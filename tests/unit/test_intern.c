@@ -1,5 +1,6 @@
-/* test_intern.c — unit tests of src/intern.c (the string interner) and
- * src/hashmap.c (the int64 -> int64 map). */
+/* test_intern.c — unit tests of the small hand-written utilities:
+ * src/intern.c (the string interner), src/hashmap.c (the int64 -> int64
+ * map) and include/kerndiff/sort.h (the typed merge sort). */
 #include "config.h"
 
 #include <stdint.h>
@@ -9,6 +10,7 @@
 
 #include "kerndiff/hashmap.h"
 #include "kerndiff/intern.h"
+#include "kerndiff/sort.h"
 #include "suites.h"
 
 /* ---- interner -------------------------------------------------------- */
@@ -391,6 +393,58 @@ START_TEST(test_map_random_against_array)
 }
 END_TEST
 
+/* ---- sort.h ---------------------------------------------------------- */
+
+typedef struct {
+    int key;
+    size_t pos; /* input position: stability is checked on it */
+} sort_item;
+
+/* by key only, so equal keys show whether the sort is stable */
+static int cmp_sort_key(const void *pa, const void *pb)
+{
+    const sort_item *a = pa, *b = pb;
+    return (a->key > b->key) - (a->key < b->key);
+}
+
+KD_DEFINE_SORT(sort_items_by_key, sort_item, cmp_sort_key)
+
+START_TEST(test_sort_stable_and_sorted)
+{
+    /* every size around the run length and its doublings, few distinct keys */
+    static const size_t sizes[] = {0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 47, 64, 65, 100, 1000, 4097, 50000};
+    uint64_t x = 88172645463325252u;
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+        size_t n = sizes[z];
+        sort_item *v = malloc((n ? n : 1) * sizeof *v);
+        size_t *count = calloc(64, sizeof *count);
+        ck_assert(v && count);
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            int key = z % 3 == 0 ? (int)(n - i) : (int)(x % 64); /* descending or random */
+            v[i] = (sort_item){key % 64, i};
+            count[key % 64]++;
+        }
+        sort_items_by_key(v, n);
+        size_t *seen = calloc(64, sizeof *seen);
+        ck_assert(seen);
+        for (size_t i = 0; i < n; i++) {
+            seen[v[i].key]++;
+            if (i == 0)
+                continue;
+            ck_assert_msg(v[i - 1].key <= v[i].key, "n=%zu: unsorted at %zu", n, i);
+            if (v[i - 1].key == v[i].key)
+                ck_assert_msg(v[i - 1].pos < v[i].pos, "n=%zu: not stable at %zu", n, i);
+        }
+        for (int k = 0; k < 64; k++)
+            ck_assert_uint_eq(seen[k], count[k]); /* a permutation of the input */
+        free(seen);
+        free(count);
+        free(v);
+    }
+}
+END_TEST
+
 Suite *intern_suite(void)
 {
     Suite *s = suite_create("intern");
@@ -411,6 +465,7 @@ Suite *intern_suite(void)
     tcase_add_test(tm, test_map_special_keys);
     tcase_add_test(tm, test_map_growth);
     tcase_add_test(tm, test_map_random_against_array);
+    tcase_add_test(tm, test_sort_stable_and_sorted);
     tcase_set_timeout(tm, 60);
     suite_add_tcase(s, tm);
     return s;
