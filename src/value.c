@@ -62,18 +62,19 @@ static bool literal_to_double(const char *text, size_t len, double *out)
 #ifdef __SIZEOF_INT128__
 __extension__ typedef unsigned __int128 kd_u128;
 
-/* Whether c is the double nearest m / 10^k (strictly: a tie returns false).
- * With c = M 2^E, |m / 10^k - c| < 2^(E-1) iff |2 m 2^-E - 2 M 10^k| < 10^k,
- * all integers: 2 m 2^-E < 2^128 needs -63 <= E <= 0, 2 M 10^k < 2^128 holds
- * for k <= 22. A power of two is refused: the gap below it is half as wide. */
-static bool nearest_of(uint64_t m, unsigned k, double c)
+/* Whether the positive normal double with bits cb is the one nearest
+ * m / 10^k (strictly: a tie returns false). With c = M 2^E,
+ * |m / 10^k - c| < 2^(E-1) iff |2 m 2^-E - 2 M 10^k| < 10^k, all integers:
+ * 2 m 2^-E < 2^128 needs -63 <= E <= 0, 2 M 10^k < 2^128 holds for k <= 22.
+ * A power of two is refused: the gap below it is half as wide. */
+static bool nearest_of(uint64_t m, unsigned k, uint64_t cb)
 {
-    int e;
-    double f = frexp(c, &e);
-    int E = e - 53;
-    uint64_t M = (uint64_t)ldexp(f, 53);
-    if (c <= 0.0 || E > 0 || E < -63 || M == (UINT64_C(1) << 52))
+    int biased = (int)(cb >> 52);
+    uint64_t frac = cb & ((UINT64_C(1) << 52) - 1);
+    int E = biased - 1075;
+    if (biased == 0 || biased >= 0x7ff || E > 0 || E < -63 || frac == 0)
         return false;
+    uint64_t M = frac | (UINT64_C(1) << 52);
     kd_u128 p10 = 1;
     for (unsigned i = 0; i < k; i++)
         p10 *= 10;
@@ -125,14 +126,17 @@ bool kd_decimal_to_double(const char *s, size_t len, double *out)
         /* two roundings: within an ulp of the answer, so it is this or a
          * neighbour, and the exact test says which */
         double c = (double)m / pow10[frac];
-        if (nearest_of(m, (unsigned)frac, c))
-            v = c;
-        else if (nearest_of(m, (unsigned)frac, nextafter(c, INFINITY)))
-            v = nextafter(c, INFINITY);
-        else if (nearest_of(m, (unsigned)frac, nextafter(c, 0.0)))
-            v = nextafter(c, 0.0);
+        uint64_t cb;
+        memcpy(&cb, &c, sizeof cb); /* positive: the neighbours are cb +- 1 */
+        if (nearest_of(m, (unsigned)frac, cb))
+            ;
+        else if (nearest_of(m, (unsigned)frac, cb + 1))
+            cb++;
+        else if (nearest_of(m, (unsigned)frac, cb - 1))
+            cb--;
         else
             return false;
+        memcpy(&v, &cb, sizeof v);
 #else
         return false;
 #endif
