@@ -904,8 +904,42 @@ static size_t original_offset(const nonfinite_filter *start, const unsigned char
 
 /* ---- byte source: a FILE or a memory buffer, optionally gunzipped ------- */
 
+/* A buffer one thread fills (inflating a gzip trace) while another parses
+ * what is already there: the gzip split load ("gzip split" below). filled,
+ * done and failed change under mu; bytes below filled are not written again. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned char *buf;
+    size_t cap;
+    size_t filled;
+    bool done, failed;
+    /* the split point: chosen once by the filler, taken by the parser */
+    bool decided;
+    uint64_t stop_at;   /* 0: no split */
+    uint64_t head_next; /* the parser has taken the bytes before this */
+} growing;
+
+/* Up to cap bytes from *pos on, waiting for the filler; 0 at the end or
+ * (*failed set) when the filler failed. */
+static size_t grow_read(growing *g, size_t *pos, unsigned char *dst, size_t cap, bool *failed)
+{
+    pthread_mutex_lock(&g->mu);
+    while (g->filled == *pos && !g->done && !g->failed)
+        pthread_cond_wait(&g->cv, &g->mu);
+    size_t avail = g->filled - *pos;
+    *failed = g->failed;
+    pthread_mutex_unlock(&g->mu);
+    size_t n = *failed ? 0 : avail < cap ? avail : cap;
+    memcpy(dst, g->buf + *pos, n);
+    *pos += n;
+    return n;
+}
+
 typedef struct {
     FILE *fp;
+    growing *grow; /* mem is grow's buffer, filled as it is read */
+    bool grow_failed;
     const unsigned char *mem;
     size_t mem_len, mem_pos;
     bool gzip, z_ready, z_done;
@@ -921,13 +955,15 @@ static size_t raw_read(source *s, unsigned char *dst, size_t cap)
 {
     if (s->fp)
         return fread(dst, 1, cap, s->fp);
+    if (s->grow)
+        return grow_read(s->grow, &s->mem_pos, dst, cap, &s->grow_failed);
     size_t n = s->mem_len - s->mem_pos < cap ? s->mem_len - s->mem_pos : cap;
     memcpy(dst, s->mem + s->mem_pos, n);
     s->mem_pos += n;
     return n;
 }
 
-static bool raw_error(const source *s) { return s->fp && ferror(s->fp); }
+static bool raw_error(const source *s) { return (s->fp && ferror(s->fp)) || s->grow_failed; }
 
 /* Fills inbuf (keeping unread input); false only on read error. */
 static bool refill(source *s)
@@ -1030,7 +1066,9 @@ static bool source_open(source *s, const char *label, kd_error *err)
         n += r;
     }
     s->bytes_in = n;
-    s->gzip = n == 2 && s->inbuf[0] == 0x1f && s->inbuf[1] == 0x8b;
+    /* a growing buffer holds inflated bytes: gzip magic there is not JSON,
+     * as when streaming */
+    s->gzip = !s->grow && n == 2 && s->inbuf[0] == 0x1f && s->inbuf[1] == 0x8b;
     if (!s->gzip) {
         s->in_len = n;
         return true;
@@ -1196,7 +1234,25 @@ typedef struct {
     atomic_bool *cancel;
     /* head: file offset of the '{' the tail starts at (0: none) */
     uint64_t stop_at;
+    /* head of a gzip split: stop_at is polled from here until decided */
+    growing *grow;
 } pass_ctl;
+
+/* Head of a gzip split, before taking the bytes up to next: the split point
+ * if the filler has decided it, else a note that these bytes are taken
+ * (the filler then cuts only behind them). */
+static void poll_split_point(pass_ctl *ctl, uint64_t next)
+{
+    growing *g = ctl->grow;
+    pthread_mutex_lock(&g->mu);
+    if (g->decided) {
+        ctl->stop_at = g->stop_at;
+        ctl->grow = NULL; /* final */
+    } else {
+        g->head_next = next;
+    }
+    pthread_mutex_unlock(&g->mu);
+}
 
 static void report_parse_error(yajl_handle h, const unsigned char *buf, size_t n,
                                uint64_t offset, bool at_end, const char *label, kd_error *err)
@@ -1293,6 +1349,8 @@ static pass_result parse_pass(loader *L, source *src, bool filtered, pass_ctl *c
             break;
         L->t->bytes_json += (uint64_t)n;
         yajl_status st = yajl_status_ok;
+        if (ctl && ctl->grow)
+            poll_split_point(ctl, offset + raw_len);
         if (ctl && ctl->stop_at && ctl->stop_at >= offset && ctl->stop_at < offset + raw_len) {
             res = feed_split_block(L, h, p, len, offset, ctl);
             if (res != PASS_OK)
@@ -1384,6 +1442,7 @@ typedef struct {
     const void *mem;
     size_t mem_len;
     uint64_t start; /* read from this byte on (a split load's tail) */
+    growing *grow;  /* mem is being filled (a gzip split's head) */
 } input;
 
 static bool open_input(const input *in, source *s, const char *label, kd_error *err)
@@ -1403,6 +1462,7 @@ static bool open_input(const input *in, source *s, const char *label, kd_error *
     } else {
         s->mem = (const unsigned char *)in->mem + in->start;
         s->mem_len = in->mem_len - in->start;
+        s->grow = in->grow;
     }
     return source_open(s, label, err);
 }
@@ -1655,7 +1715,7 @@ static kd_trace *load_split(const input *in, const char *label, uint64_t at, con
         *redo = true;
         return NULL;
     }
-    pass_ctl head = {NULL, &j->cancel, at};
+    pass_ctl head = {NULL, &j->cancel, at, NULL};
     pass_outcome h = run_pass(in, label, false, &head, err);
     if (h.r != PASS_SPLIT)
         atomic_store(&j->cancel, true);
@@ -1688,15 +1748,21 @@ static kd_trace *load_split(const input *in, const char *label, uint64_t at, con
     return t;
 }
 
-static kd_trace *load_input(const input *in, const char *label, const kd_load_options *opt,
-                            kd_error *err)
+static uint64_t split_min(const kd_load_options *opt)
+{
+    return opt->split_min_bytes ? opt->split_min_bytes : KD_LOAD_SPLIT_MIN;
+}
+
+/* A load as the options allow, gzip taken as it streams: split when the
+ * input is a large plain one, else serial (then, if need be, once more with
+ * the non-finite filter). */
+static kd_trace *load_streaming(const input *in, const char *label, const kd_load_options *opt,
+                                kd_error *err)
 {
     int first_pass = 0;
     uint64_t at;
     const char *prefix;
-    if (opt && opt->threads >= 2 &&
-        find_split_point(in, opt->split_min_bytes ? opt->split_min_bytes : KD_LOAD_SPLIT_MIN, &at,
-                         &prefix)) {
+    if (opt && opt->threads >= 2 && find_split_point(in, split_min(opt), &at, &prefix)) {
         bool redo, redo_filtered;
         kd_trace *t = load_split(in, label, at, prefix, &redo, &redo_filtered, err);
         if (t || !redo)
@@ -1714,16 +1780,253 @@ static kd_trace *load_input(const input *in, const char *label, const kd_load_op
     return NULL;
 }
 
+/* ---- gzip split -----------------------------------------------------------
+ * A gzip stream cannot be entered in the middle, so a gzip trace normally
+ * streams through one parser, a reader thread inflating beside it. With two
+ * threads allowed and an uncompressed size (the gzip trailer's ISIZE) of
+ * KD_LOAD_GZIP_SPLIT_MIN..KD_LOAD_GZIP_SPLIT_MAX, a second thread (there is
+ * one anyway, inflating) instead inflates the
+ * whole trace into one buffer while the head parses it as it fills; once
+ * done inflating, that thread parses the tail, from an event boundary it
+ * chose behind GZIP_SPLIT_AT of the trace (inflating is about a third of
+ * parsing, so the cut is past the middle: both finish about together). The
+ * rest is the plain split load's: the head checks the boundary, a false one
+ * cancels the tail, the halves merge. Anything unexpected (a corrupt or
+ * truncated stream, more bytes than the trailer said, a parse error) falls
+ * back to the streaming load, so results and error messages are exactly
+ * the streaming ones. */
+
+#define GZIP_SPLIT_AT(n) ((n) / 3 * 2)
+
+/* The gzip trailer's ISIZE (the last member's uncompressed size, mod 2^32):
+ * a size hint. false when in is not a regular gzip file or buffer. */
+static bool gzip_size_hint(const input *in, uint64_t *isize)
+{
+    unsigned char head[2], tail[4];
+    if (in->path) {
+        struct stat sb;
+        FILE *fp;
+        if (stat(in->path, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 18 ||
+            !(fp = fopen(in->path, "rb")))
+            return false;
+        bool ok = read_at(in, fp, 0, head, 2) == 2 &&
+                  read_at(in, fp, (uint64_t)sb.st_size - 4, tail, 4) == 4;
+        fclose(fp);
+        if (!ok)
+            return false;
+    } else {
+        if (in->mem_len < 18) /* the smallest gzip member */
+            return false;
+        memcpy(head, in->mem, 2);
+        memcpy(tail, (const unsigned char *)in->mem + in->mem_len - 4, 4);
+    }
+    if (head[0] != 0x1f || head[1] != 0x8b)
+        return false;
+    *isize = (uint64_t)tail[0] | (uint64_t)tail[1] << 8 | (uint64_t)tail[2] << 16 |
+             (uint64_t)tail[3] << 24;
+    return true;
+}
+
+typedef struct {
+    input in; /* the gzip file or buffer */
+    const char *label;
+    growing g;
+    size_t expected; /* bytes, as the trailer says */
+    size_t cut_from; /* where the boundary search starts */
+    atomic_bool abandon; /* the head stopped early: no need to go on */
+    bool cut;            /* a split point was chosen */
+    uint64_t compressed; /* input bytes read */
+    split_tail tail;
+} gzip_split;
+
+/* The tail's synthetic opening for the document's shape, or NULL. */
+static const char *shape_prefix(const unsigned char *buf, size_t n)
+{
+    size_t i = n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    while (i < n && json_space(buf[i]))
+        i++;
+    return i == n ? NULL : buf[i] == '{' ? "{\"traceEvents\":[" : buf[i] == '[' ? "[" : NULL;
+}
+
+/* Chooses the split point from the first have bytes, before any byte
+ * behind cut_from is handed to the head (fill_growing), so the head is
+ * always before it. */
+static void choose_split_point(gzip_split *j, size_t have)
+{
+    growing *g = &j->g;
+    size_t from = j->cut_from < have ? j->cut_from : have, off;
+    size_t window = have - from < SPLIT_WINDOW ? have - from : SPLIT_WINDOW;
+    const char *prefix = shape_prefix(g->buf, have < 64 ? have : 64);
+    bool found = prefix && find_boundary(g->buf + from, window, &off);
+    pthread_mutex_lock(&g->mu);
+    if (found && g->head_next <= from + off) {
+        g->stop_at = from + off;
+        j->tail.ctl.prefix = prefix;
+        j->cut = true;
+    }
+    g->decided = true;
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* Hands the first have bytes to the head (done: that is all). */
+static void publish(growing *g, size_t have, bool done)
+{
+    pthread_mutex_lock(&g->mu);
+    g->filled = have;
+    g->done = done;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* Inflates into g until the end, an error, or more than g->cap bytes. The
+ * bytes up to cut_from are handed over as they come; those behind it wait
+ * until the split point is chosen, which needs SPLIT_WINDOW of them (or
+ * the end, or the size the trailer gave). */
+static bool fill_growing(gzip_split *j)
+{
+    growing *g = &j->g;
+    kd_error ignored;
+    source src;
+    size_t have = 0;
+    bool ok = open_input(&j->in, &src, j->label, &ignored) && src.gzip, decided = false;
+    while (ok && !atomic_load(&j->abandon)) {
+        if (have == g->cap) {
+            ok = false; /* more than the trailer said (several members) */
+            break;
+        }
+        size_t want = g->cap - have < OUT_BLOCK ? g->cap - have : OUT_BLOCK;
+        if (!decided && have < j->cut_from && j->cut_from - have < want)
+            want = j->cut_from - have; /* stop at cut_from: hand that over first */
+        long r = source_read(&src, g->buf + have, want, j->label, &ignored);
+        if (r < 0) {
+            ok = false;
+            break;
+        }
+        have += (size_t)r;
+        if (!decided && (r == 0 || have >= j->cut_from + SPLIT_WINDOW || have >= j->expected)) {
+            choose_split_point(j, have);
+            decided = true;
+        }
+        if (decided || have <= j->cut_from || r == 0)
+            publish(g, have, r == 0);
+        if (r == 0)
+            break;
+    }
+    j->compressed = src.bytes_in;
+    source_close(&src);
+    return ok && g->done;
+}
+
+/* The filler thread: inflate, then parse the tail if there is one. */
+static void *gzip_split_main(void *arg)
+{
+    gzip_split *j = arg;
+    growing *g = &j->g;
+    if (!fill_growing(j)) {
+        pthread_mutex_lock(&g->mu);
+        g->failed = g->decided = true;
+        j->cut = false;
+        pthread_cond_broadcast(&g->cv);
+        pthread_mutex_unlock(&g->mu);
+        return NULL;
+    }
+    if (j->cut && !atomic_load(&j->tail.cancel)) {
+        j->tail.in = (input){NULL, g->buf, g->filled, g->stop_at, NULL};
+        split_tail_main(&j->tail);
+    }
+    return NULL;
+}
+
+/* The gzip split load, or NULL when it does not apply or did not work (the
+ * caller then streams). */
+static kd_trace *load_gzip_split(const input *in, const char *label, const kd_load_options *opt)
+{
+    uint64_t hint;
+    if (!opt || opt->threads < 2 || in->start || !gzip_size_hint(in, &hint) ||
+        hint < (opt->split_min_bytes ? opt->split_min_bytes : KD_LOAD_GZIP_SPLIT_MIN) ||
+        hint > KD_LOAD_GZIP_SPLIT_MAX)
+        return NULL;
+    gzip_split *j = calloc(1, sizeof *j);
+    unsigned char *buf = malloc((size_t)hint + 1); /* +1: the end needs no more room */
+    pthread_t th;
+    bool started = false;
+    if (j && buf) {
+        j->in = *in;
+        j->label = label;
+        j->g.buf = buf;
+        j->g.cap = (size_t)hint + 1;
+        j->expected = (size_t)hint;
+        j->cut_from = GZIP_SPLIT_AT((size_t)hint);
+        pthread_mutex_init(&j->g.mu, NULL);
+        pthread_cond_init(&j->g.cv, NULL);
+        atomic_init(&j->abandon, false);
+        j->tail.label = label;
+        atomic_init(&j->tail.cancel, false);
+        j->tail.ctl.cancel = &j->tail.cancel;
+        started = pthread_create(&th, NULL, gzip_split_main, j) == 0;
+        if (!started) {
+            pthread_mutex_destroy(&j->g.mu);
+            pthread_cond_destroy(&j->g.cv);
+        }
+    }
+    if (!started) {
+        free(buf);
+        free(j);
+        return NULL;
+    }
+    input grow_in = {NULL, buf, j->g.cap, 0, &j->g};
+    pass_ctl head = {NULL, &j->tail.cancel, 0, &j->g};
+    kd_error ignored;
+    pass_outcome h = run_pass(&grow_in, label, false, &head, &ignored);
+    if (h.r != PASS_SPLIT)
+        atomic_store(&j->tail.cancel, true);
+    if (h.r != PASS_SPLIT && h.r != PASS_OK)
+        atomic_store(&j->abandon, true);
+    pthread_join(th, NULL);
+    kd_trace *t = NULL;
+    const kd_trace *tail = j->tail.out.t;
+    if (!j->g.failed && h.r == PASS_SPLIT && j->tail.out.r == PASS_OK && !j->tail.out.forgot &&
+        merge_tail(h.t, tail)) {
+        t = h.t;
+        h.t = NULL;
+        t->shape = tail->shape;
+        t->has_trace_events = tail->has_trace_events;
+        t->bytes_json = j->g.stop_at + tail->bytes_in;
+        t->split = true;
+    } else if (!j->g.failed && h.r == PASS_OK) { /* no cut, or a false boundary */
+        t = h.t;
+        h.t = NULL;
+    }
+    if (t) { /* the file, not the buffer, was read */
+        t->gzip = true;
+        t->bytes_in = j->compressed;
+    }
+    kd_trace_free(h.t);
+    kd_trace_free(j->tail.out.t);
+    pthread_mutex_destroy(&j->g.mu);
+    pthread_cond_destroy(&j->g.cv);
+    free(buf);
+    free(j);
+    return t;
+}
+
+static kd_trace *load_input(const input *in, const char *label, const kd_load_options *opt,
+                            kd_error *err)
+{
+    kd_trace *t = load_gzip_split(in, label, opt);
+    return t ? t : load_streaming(in, label, opt, err);
+}
+
 kd_trace *kd_load_trace_opts(const char *path, const kd_load_options *opt, kd_error *err)
 {
-    input in = {path, NULL, 0, 0};
+    input in = {path, NULL, 0, 0, NULL};
     return load_input(&in, path, opt, err);
 }
 
 kd_trace *kd_load_trace_mem_opts(const void *data, size_t len, const char *label,
                                  const kd_load_options *opt, kd_error *err)
 {
-    input in = {NULL, data, len, 0};
+    input in = {NULL, data, len, 0, NULL};
     return load_input(&in, label, opt, err);
 }
 
@@ -1814,7 +2117,7 @@ static const yajl_callbacks probe_callbacks = {
 bool kd_probe_trace_shape(const char *path)
 {
     kd_error err;
-    input in = {path, NULL, 0, 0};
+    input in = {path, NULL, 0, 0, NULL};
     source src;
     probe p = {0, TOP_NONE, false, 0, -1};
     unsigned char *buf = malloc(OUT_BLOCK);

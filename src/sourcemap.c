@@ -123,15 +123,15 @@ static int best_scored(const double *name_scores, size_t n)
 /* reference §4 choose_best_scope: index + project bonus - penalties, first max */
 int kd_choose_best_scope(const char *const *chain, size_t n)
 {
-    double stack_scores[8];
-    double *scores = n <= 8 ? stack_scores : malloc(n * sizeof *scores);
-    if (!scores)
-        return -1;
-    for (size_t i = 0; i < n; i++)
-        scores[i] = scope_name_score(chain[i]);
-    int best = best_scored(scores, n);
-    if (scores != stack_scores)
-        free(scores);
+    int best = -1;
+    double best_score = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double score = (double)i + scope_name_score(chain[i]);
+        if (best < 0 || score > best_score) {
+            best = (int)i;
+            best_score = score;
+        }
+    }
     return best;
 }
 

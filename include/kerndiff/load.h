@@ -12,16 +12,24 @@
 #include "kerndiff/error.h"
 #include "kerndiff/trace.h"
 
-/* How a load may use the machine. threads >= 2 lets a large plain (not
- * gzip) file be parsed as two halves on two threads (the result is the
- * serial one, byte for byte); the caller decides from the cores it has.
- * split_min_bytes: the smallest file split (0: KD_LOAD_SPLIT_MIN). */
+/* How a load may use the machine. threads >= 2 lets a large trace be
+ * parsed as two halves on two threads (the result is the serial one, byte
+ * for byte): a plain file of KD_LOAD_SPLIT_MIN bytes or more; a gzip one of
+ * KD_LOAD_GZIP_SPLIT_MIN..KD_LOAD_GZIP_SPLIT_MAX uncompressed bytes (as its
+ * trailer says), inflated into memory on the second thread while the first
+ * parses it. The caller decides from the cores it has. split_min_bytes: the
+ * smallest (uncompressed) size split, plain or gzip (0: the defaults). */
 typedef struct {
     unsigned threads;
     uint64_t split_min_bytes;
 } kd_load_options;
 
 #define KD_LOAD_SPLIT_MIN (16u << 20)
+/* A gzip trace is split from a smaller size than a plain one: the thread
+ * that inflates it is there anyway. The largest is bounded because its
+ * inflated bytes are held during the load, on top of the trace. */
+#define KD_LOAD_GZIP_SPLIT_MIN (1u << 20)
+#define KD_LOAD_GZIP_SPLIT_MAX (64u << 20)
 
 /* Loads path into a new trace. On failure returns NULL and err names the file
  * and the problem (with the byte offset for parse errors). */

@@ -36,7 +36,7 @@ static void diff_help(void)
            "  --framework FW         auto (default), sglang, vllm, trtllm or tokenspeed: how\n"
            "                         the mapping traces are sampled for kernel sites\n"
            "  --no-kernel-map        do not use kernel-site payloads (debug)\n"
-           "  --threads N            1 or 2: threads that parse each large plain trace\n"
+           "  --threads N            1 or 2: threads that parse each large trace\n"
            "                         (default: 2 on a machine with 4 cores or more, as the\n"
            "                         two sides already load at once; the output is the same)\n"
            "  -q, --quiet            nothing on stdout (files and the verdict line only)\n"

@@ -21,8 +21,8 @@ static void inspect_help(void)
            "\n"
            "  --pid SUBSTR     analyse the heaviest pid whose name contains SUBSTR\n"
            "  --format FMT     text (default) or json\n"
-           "  --threads N      1 or 2: threads that parse a large plain trace (default: 2\n"
-           "                   on a machine with 2 cores or more; the output is the same)\n"
+           "  --threads N      1 or 2: threads that parse one large trace (default: 2 on\n"
+           "                   a machine with 2 cores or more; the output is the same)\n"
            "  -h, --help       this help\n"
            "\n"
            "Exit status: 0 ok; 2 bad usage, unreadable or invalid trace, or no GPU kernels.\n");

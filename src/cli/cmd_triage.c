@@ -33,7 +33,7 @@ static void triage_help(void)
            "  --framework FW     auto (default), sglang, vllm, trtllm or tokenspeed: how the\n"
            "                     mapping trace is sampled for kernel sites\n"
            "  --no-kernel-map    do not use kernel-site payloads (debug)\n"
-           "  --threads N        1 or 2: threads that parse one large plain trace (default:\n"
+           "  --threads N        1 or 2: threads that parse one large trace (default:\n"
            "                     2 on a machine with 2 cores or more; the output is the same)\n"
            "  -q, --quiet        nothing on stdout (files only)\n"
            "  -h, --help         this help\n"

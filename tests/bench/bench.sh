@@ -2,7 +2,7 @@
 # kerndiff benchmark (product.md section 6).  See tests/bench/README.md.
 #
 #   bench.sh BUILD_DIR [--sizes "30 300 1000"] [--runs 3] [--corpus] [--gzip]
-#                      [--seed S] [--scratch DIR] [--timeout SEC]
+#                      [--seed S] [--scratch DIR] [--timeout SEC] [--one-thread]
 #
 # Generates traces with gentrace into a scratch directory (reused when the
 # same arguments produced them before), times bare_yajl and the kerndiff

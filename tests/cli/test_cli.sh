@@ -507,7 +507,7 @@ else
 fi
 
 # ---------------------------------------------------------------------------
-section "--threads (split load of a large plain trace)"
+section "--threads (split load of a large plain or gzip trace)"
 
 for cmd in inspect triage; do
     run "$KD_BIN" $cmd --threads 3 "$T/good.json"
@@ -536,6 +536,39 @@ if json_ok "$T/t1.json" 'd["stages"]["all"] is not None'; then
     ok "the large trace's triage has an all stage"
 else
     notok "the large trace's triage has an all stage" "$(head -c 200 "$T/t1.json")"
+fi
+
+# gzip of 1-64 MiB uncompressed: inflated by the second thread as the first
+# parses, then cut (load.c "gzip split"); same bytes out, same errors.
+gzip -1 -c "$T/large.json" >"$T/large.json.gz"
+for cmd in inspect triage; do
+    "$KD_BIN" $cmd --threads 1 --format json "$T/large.json.gz" >"$T/g1.json" 2>"$T/err"
+    rc1=$?
+    "$KD_BIN" $cmd --threads 2 --format json "$T/large.json.gz" >"$T/g2.json" 2>"$T/err"
+    rc2=$?
+    if [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && [ -s "$T/g1.json" ] && cmp -s "$T/g1.json" "$T/g2.json"; then
+        ok "$cmd --threads 2 gives the bytes of --threads 1 on the gzip of the 17 MB trace"
+    else
+        notok "$cmd --threads 2 gives the bytes of --threads 1 on the gzip of the 17 MB trace" "rc=$rc1/$rc2, stderr: $(err_text)"
+    fi
+done
+if json_ok "$T/g2.json" 'd["stages"]["all"] is not None' &&
+    "$KD_BIN" inspect --threads 2 --format json "$T/large.json.gz" >"$T/gi.json" 2>"$T/err" &&
+    json_ok "$T/gi.json" 'd["files"][0]["gzip"] is True and d["files"][0]["json_bytes"] == '"$(wc -c <"$T/large.json")"; then
+    ok "the gzip trace loaded on two threads is reported as gzip with its JSON size"
+else
+    notok "the gzip trace loaded on two threads is reported as gzip with its JSON size" "$(head -c 300 "$T/gi.json")"
+fi
+head -c $(($(wc -c <"$T/large.json.gz") * 3 / 4)) "$T/large.json.gz" >"$T/cut.json.gz"
+"$KD_BIN" inspect --threads 1 "$T/cut.json.gz" >/dev/null 2>"$T/e1"
+rc1=$?
+"$KD_BIN" inspect --threads 2 "$T/cut.json.gz" >/dev/null 2>"$T/e2"
+rc2=$?
+if [ "$rc1" -eq 2 ] && [ "$rc2" -eq 2 ] && [ "$(wc -l <"$T/e2")" -eq 1 ] && cmp -s "$T/e1" "$T/e2" &&
+    grep -q "cut.json.gz" "$T/e2"; then
+    ok "a truncated gzip trace: the same one-line error with one and two threads"
+else
+    notok "a truncated gzip trace: the same one-line error with one and two threads" "rc=$rc1/$rc2: $(cat "$T/e1") | $(cat "$T/e2")"
 fi
 
 finish

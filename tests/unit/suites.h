@@ -31,6 +31,10 @@ void kd_test_expect_same_load(const kd_trace *serial, const kd_error *serial_err
  * expects both to agree, returns the serial trace (err: its error). */
 kd_trace *kd_test_load_both(const void *data, size_t len, const char *label, kd_error *err);
 
+/* gzip (one member, windowBits 31) of len bytes, malloc'd; *out_len set
+ * (test_load.c). */
+unsigned char *kd_test_gzip(const void *data, size_t len, size_t *out_len);
+
 /* Directory of the source tree's fixtures (KD_SRCDIR env or "."). */
 const char *kd_test_srcdir(void);
 #endif

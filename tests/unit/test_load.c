@@ -78,8 +78,7 @@ static void assert_byte_offset(const kd_error *err)
     ck_assert_msg(*b != '\0', "no number after 'byte' in: %s", err->msg);
 }
 
-/* gzip (windowBits 31) of len bytes; *out_len set. */
-static unsigned char *gzip_buf(const void *data, size_t len, size_t *out_len)
+unsigned char *kd_test_gzip(const void *data, size_t len, size_t *out_len)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
@@ -215,7 +214,7 @@ START_TEST(test_gzip)
 {
     char *s = q("{'traceEvents':[" EVENTS "]}");
     size_t zn;
-    unsigned char *z = gzip_buf(s, strlen(s), &zn);
+    unsigned char *z = kd_test_gzip(s, strlen(s), &zn);
     kd_error err;
     kd_trace *t = load_buf(z, zn, &err);
     ck_assert_msg(t != NULL, "%s", err.msg);
@@ -233,8 +232,8 @@ START_TEST(test_gzip_two_members)
 {
     char *s = q("{'traceEvents':[" EVENTS "]}");
     size_t n = strlen(s), half = n / 2, z1n, z2n;
-    unsigned char *z1 = gzip_buf(s, half, &z1n);
-    unsigned char *z2 = gzip_buf(s + half, n - half, &z2n);
+    unsigned char *z1 = kd_test_gzip(s, half, &z1n);
+    unsigned char *z2 = kd_test_gzip(s + half, n - half, &z2n);
     unsigned char *both = malloc(z1n + z2n);
     ck_assert_ptr_nonnull(both);
     memcpy(both, z1, z1n);
@@ -257,7 +256,7 @@ START_TEST(test_gzip_truncated)
 {
     char *s = q("{'traceEvents':[" EVENTS "]}");
     size_t zn;
-    unsigned char *z = gzip_buf(s, strlen(s), &zn);
+    unsigned char *z = kd_test_gzip(s, strlen(s), &zn);
     kd_error err;
     kd_trace *t = load_buf(z, zn / 2, &err);
     ck_assert_ptr_null(t);
@@ -285,7 +284,7 @@ START_TEST(test_gzip_corrupt)
                               i ? "," : "", i, (i * 7919) % 1000, i * 10, 1 + i % 9, 7 + i % 3);
     n += (size_t)snprintf(s + n, cap - n, "]}");
     size_t zn;
-    unsigned char *z = gzip_buf(s, n, &zn);
+    unsigned char *z = kd_test_gzip(s, n, &zn);
     for (size_t i = zn / 2; i < zn / 2 + 32; i++)
         z[i] ^= 0xff;
     kd_error err;
@@ -301,7 +300,7 @@ START_TEST(test_gzip_trailing_garbage)
 {
     char *s = q("{'traceEvents':[" EVENTS "]}");
     size_t zn;
-    unsigned char *z = gzip_buf(s, strlen(s), &zn);
+    unsigned char *z = kd_test_gzip(s, strlen(s), &zn);
     unsigned char *g = malloc(zn + 7);
     ck_assert_ptr_nonnull(g);
     memcpy(g, z, zn);
@@ -320,7 +319,7 @@ START_TEST(test_gzip_of_garbage)
 {
     const char *s = "this is not JSON at all";
     size_t zn;
-    unsigned char *z = gzip_buf(s, strlen(s), &zn);
+    unsigned char *z = kd_test_gzip(s, strlen(s), &zn);
     kd_error err;
     kd_trace *t = load_buf(z, zn, &err);
     ck_assert_ptr_null(t);
@@ -934,7 +933,7 @@ START_TEST(test_bom_gzip)
 {
     char *s = q("\xEF\xBB\xBF[" EVENTS "]");
     size_t zn;
-    unsigned char *z = gzip_buf(s, strlen(s), &zn);
+    unsigned char *z = kd_test_gzip(s, strlen(s), &zn);
     kd_error err;
     kd_trace *t = load_buf(z, zn, &err);
     ck_assert_msg(t != NULL, "a UTF-8 BOM inside gzip was refused: %s", err.msg);
@@ -1242,7 +1241,7 @@ START_TEST(test_load_file)
     /* gzip detected by content, whatever the name */
     char *s = q("{'traceEvents':[" EVENTS "]}");
     size_t zn;
-    unsigned char *z = gzip_buf(s, strlen(s), &zn);
+    unsigned char *z = kd_test_gzip(s, strlen(s), &zn);
     char *pz = temp_file(z, zn);
     t = kd_load_trace(pz, &err);
     ck_assert_msg(t != NULL, "%s", err.msg);
@@ -1304,7 +1303,7 @@ START_TEST(test_probe_gzip)
 {
     char *s = q("{'traceEvents':[" EVENTS "]}");
     size_t zn;
-    unsigned char *z = gzip_buf(s, strlen(s), &zn);
+    unsigned char *z = kd_test_gzip(s, strlen(s), &zn);
     char *p = temp_file(z, zn);
     ck_assert(kd_probe_trace_shape(p));
     unlink(p);

@@ -281,16 +281,23 @@ START_TEST(test_split_tail_errors)
 }
 END_TEST
 
-/* From a file (the tail seeks), with gzip never split. */
+static char *write_temp(const void *data, size_t len)
+{
+    char *path = strdup("/tmp/kerndiff-split-XXXXXX");
+    ck_assert_ptr_nonnull(path);
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
+    close(fd);
+    return path;
+}
+
+/* From a file (the tail seeks). */
 START_TEST(test_split_file)
 {
     size_t len;
     char *doc = object_doc(300, "", ",\"meta\":{\"a\":[1,2]}", &len);
-    char path[] = "/tmp/kerndiff-split-XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, doc, len), (ssize_t)len);
-    close(fd);
+    char *path = write_temp(doc, len);
     kd_error e1, e2;
     kd_error_clear(&e1);
     kd_error_clear(&e2);
@@ -308,6 +315,105 @@ START_TEST(test_split_file)
     kd_trace_free(b);
     kd_trace_free(c);
     unlink(path);
+    free(path);
+    free(doc);
+}
+END_TEST
+
+/* A gzip trace is inflated whole and that buffer split (load.c "gzip:
+ * inflate whole, then split"): the streaming load's trace, still marked gzip
+ * with the file's byte count; in memory and from a file. */
+START_TEST(test_split_gzip)
+{
+    size_t len, zn;
+    char *doc = object_doc(300, "", ",\"meta\":{\"a\":[1,2]}", &len);
+    unsigned char *z = kd_test_gzip(doc, len, &zn);
+    char *path = write_temp(z, zn);
+    kd_load_options split = {2, 1};
+    for (int from_file = 0; from_file < 2; from_file++) {
+        kd_error e1, e2;
+        kd_error_clear(&e1);
+        kd_error_clear(&e2);
+        kd_trace *a = from_file ? kd_load_trace(path, &e1) : kd_load_trace_mem(z, zn, "gz", &e1);
+        kd_trace *b = from_file ? kd_load_trace_opts(path, &split, &e2)
+                                : kd_load_trace_mem_opts(z, zn, "gz", &split, &e2);
+        kd_test_expect_same_load(a, &e1, b, &e2, from_file ? "gzip file" : "gzip in memory");
+        ck_assert_ptr_nonnull(b);
+        ck_assert_msg(b->split, "a gzip trace over the threshold was not split");
+        ck_assert(b->gzip);
+        ck_assert_uint_eq(b->bytes_in, zn);
+        ck_assert_uint_eq(b->bytes_json, len);
+        kd_trace_free(a);
+        kd_trace_free(b);
+    }
+    /* under the threshold (uncompressed size), or one thread: streamed */
+    kd_load_options big = {2, len + 1}, one = {1, 1};
+    kd_error err;
+    kd_trace *c = kd_load_trace_mem_opts(z, zn, "gz", &big, &err);
+    ck_assert_ptr_nonnull(c);
+    ck_assert(!c->split);
+    kd_trace_free(c);
+    c = kd_load_trace_mem_opts(z, zn, "gz", &one, &err);
+    ck_assert_ptr_nonnull(c);
+    ck_assert(!c->split);
+    kd_trace_free(c);
+    unlink(path);
+    free(path);
+    free(z);
+    free(doc);
+}
+END_TEST
+
+/* When the inflated buffer cannot be used the streaming load decides, with
+ * its own result or message: a trailer that lies about the size (smaller:
+ * the buffer grows, then zlib's length check fails; larger than the cap:
+ * not tried), a second member (the trailer gives only the last one's size),
+ * gzip inside gzip (not JSON), a truncated stream. */
+START_TEST(test_split_gzip_fallbacks)
+{
+    size_t len, zn;
+    char *doc = object_doc(200, "", "", &len);
+    unsigned char *z = kd_test_gzip(doc, len, &zn);
+    kd_error err;
+    /* ISIZE 5: grows past it, then "incorrect length check" */
+    unsigned char *lie = malloc(zn);
+    ck_assert_ptr_nonnull(lie);
+    memcpy(lie, z, zn);
+    memcpy(lie + zn - 4, "\x05\x00\x00\x00", 4);
+    ck_assert_ptr_null(kd_test_load_both(lie, zn, "small isize", &err));
+    ck_assert_msg(strstr(err.msg, "corrupt gzip data") != NULL, "%s", err.msg);
+    /* ISIZE 4 GiB - 1, above the cap */
+    memcpy(lie + zn - 4, "\xff\xff\xff\xff", 4);
+    ck_assert_ptr_null(kd_test_load_both(lie, zn, "huge isize", &err));
+    ck_assert_msg(strstr(err.msg, "corrupt gzip data") != NULL, "%s", err.msg);
+    free(lie);
+    /* two members: the first large, the last (whose size the trailer holds) small */
+    size_t z1n, z2n, cut = len - 60;
+    while (doc[cut] != ',')
+        cut++;
+    unsigned char *z1 = kd_test_gzip(doc, cut, &z1n), *z2 = kd_test_gzip(doc + cut, len - cut, &z2n);
+    unsigned char *two = malloc(z1n + z2n);
+    ck_assert_ptr_nonnull(two);
+    memcpy(two, z1, z1n);
+    memcpy(two + z1n, z2, z2n);
+    kd_trace *t = kd_test_load_both(two, z1n + z2n, "two members", &err);
+    ck_assert_msg(t != NULL, "%s", err.msg);
+    ck_assert_uint_eq(t->bytes_json, len);
+    kd_trace_free(t);
+    /* gzip of the gzip */
+    size_t zzn;
+    unsigned char *zz = kd_test_gzip(z, zn, &zzn);
+    ck_assert_ptr_null(kd_test_load_both(zz, zzn, "gzip in gzip", &err));
+    ck_assert_msg(strstr(err.msg, "invalid JSON") != NULL, "%s", err.msg);
+    /* truncated at several points */
+    for (size_t n = zn / 2; n < zn; n += zn / 7 + 1) {
+        ck_assert_ptr_null(kd_test_load_both(z, n, "truncated gzip", &err));
+    }
+    free(zz);
+    free(two);
+    free(z1);
+    free(z2);
+    free(z);
     free(doc);
 }
 END_TEST
@@ -365,6 +471,8 @@ Suite *split_suite(void)
     tcase_add_test(tc, test_split_second_key_in_tail);
     tcase_add_test(tc, test_split_tail_errors);
     tcase_add_test(tc, test_split_file);
+    tcase_add_test(tc, test_split_gzip);
+    tcase_add_test(tc, test_split_gzip_fallbacks);
     tcase_add_test(tc, test_split_fixtures);
     tcase_add_test(tc, test_trace_same_reports);
     suite_add_tcase(s, tc);
