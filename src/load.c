@@ -1559,6 +1559,15 @@ static bool find_boundary(const unsigned char *buf, size_t n, size_t *at)
     return false;
 }
 
+/* The tail's synthetic opening for the document's shape, or NULL. */
+static const char *shape_prefix(const unsigned char *buf, size_t n)
+{
+    size_t i = n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    while (i < n && json_space(buf[i]))
+        i++;
+    return i == n ? NULL : buf[i] == '{' ? "{\"traceEvents\":[" : buf[i] == '[' ? "[" : NULL;
+}
+
 /* Where a split load would cut in (a plain file of at least min_bytes), and
  * the tail's synthetic opening for the document's shape. */
 static bool find_split_point(const input *in, uint64_t min_bytes, uint64_t *at, const char **prefix)
@@ -1578,11 +1587,9 @@ static bool find_split_point(const input *in, uint64_t min_bytes, uint64_t *at, 
     unsigned char *buf = malloc(SPLIT_WINDOW);
     bool ok = false;
     size_t n = buf ? read_at(in, fp, 0, buf, 64) : 0;
-    size_t i = n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
-    while (i < n && json_space(buf[i]))
-        i++;
-    if (n >= 2 && !(buf[0] == 0x1f && buf[1] == 0x8b) && i < n && (buf[i] == '{' || buf[i] == '[')) {
-        *prefix = buf[i] == '{' ? "{\"traceEvents\":[" : "[";
+    const char *shape = n >= 2 && !(buf[0] == 0x1f && buf[1] == 0x8b) ? shape_prefix(buf, n) : NULL;
+    if (shape) {
+        *prefix = shape;
         uint64_t mid = size / 2;
         size_t w = read_at(in, fp, mid, buf, SPLIT_WINDOW);
         size_t off;
@@ -1755,11 +1762,10 @@ static uint64_t split_min(const kd_load_options *opt)
 
 /* A load as the options allow, gzip taken as it streams: split when the
  * input is a large plain one, else serial (then, if need be, once more with
- * the non-finite filter). */
+ * the non-finite filter; first_pass 1: with it at once). */
 static kd_trace *load_streaming(const input *in, const char *label, const kd_load_options *opt,
-                                kd_error *err)
+                                int first_pass, kd_error *err)
 {
-    int first_pass = 0;
     uint64_t at;
     const char *prefix;
     if (opt && opt->threads >= 2 && find_split_point(in, split_min(opt), &at, &prefix)) {
@@ -1784,12 +1790,12 @@ static kd_trace *load_streaming(const input *in, const char *label, const kd_loa
  * A gzip stream cannot be entered in the middle, so a gzip trace normally
  * streams through one parser, a reader thread inflating beside it. With two
  * threads allowed and an uncompressed size (the gzip trailer's ISIZE) of
- * KD_LOAD_GZIP_SPLIT_MIN..KD_LOAD_GZIP_SPLIT_MAX, a second thread (there is
- * one anyway, inflating) instead inflates the
- * whole trace into one buffer while the head parses it as it fills; once
- * done inflating, that thread parses the tail, from an event boundary it
- * chose behind GZIP_SPLIT_AT of the trace (inflating is about a third of
- * parsing, so the cut is past the middle: both finish about together). The
+ * KD_LOAD_GZIP_SPLIT_MIN..KD_LOAD_GZIP_SPLIT_MAX, the second thread (there
+ * is one anyway, inflating) instead inflates the whole trace into one buffer
+ * while the head parses it as it fills; once done inflating, that thread
+ * parses the tail, from an event boundary it chose behind GZIP_SPLIT_AT of
+ * the trace (inflating is about a third of parsing, so the cut is past the
+ * middle: both finish about together). The
  * rest is the plain split load's: the head checks the boundary, a false one
  * cancels the tail, the halves merge. Anything unexpected (a corrupt or
  * truncated stream, more bytes than the trailer said, a parse error) falls
@@ -1838,15 +1844,6 @@ typedef struct {
     uint64_t compressed; /* input bytes read */
     split_tail tail;
 } gzip_split;
-
-/* The tail's synthetic opening for the document's shape, or NULL. */
-static const char *shape_prefix(const unsigned char *buf, size_t n)
-{
-    size_t i = n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
-    while (i < n && json_space(buf[i]))
-        i++;
-    return i == n ? NULL : buf[i] == '{' ? "{\"traceEvents\":[" : buf[i] == '[' ? "[" : NULL;
-}
 
 /* Chooses the split point from the first have bytes, before any byte
  * behind cut_from is handed to the head (fill_growing), so the head is
@@ -1938,9 +1935,12 @@ static void *gzip_split_main(void *arg)
 }
 
 /* The gzip split load, or NULL when it does not apply or did not work (the
- * caller then streams). */
-static kd_trace *load_gzip_split(const input *in, const char *label, const kd_load_options *opt)
+ * caller then streams; *filtered set: a NaN or Infinity literal was met,
+ * stream with the filter at once). */
+static kd_trace *load_gzip_split(const input *in, const char *label, const kd_load_options *opt,
+                                 bool *filtered)
 {
+    *filtered = false;
     uint64_t hint;
     if (!opt || opt->threads < 2 || in->start || !gzip_size_hint(in, &hint) ||
         hint < (opt->split_min_bytes ? opt->split_min_bytes : KD_LOAD_GZIP_SPLIT_MIN) ||
@@ -1982,6 +1982,7 @@ static kd_trace *load_gzip_split(const input *in, const char *label, const kd_lo
         atomic_store(&j->tail.cancel, true);
     if (h.r != PASS_SPLIT && h.r != PASS_OK)
         atomic_store(&j->abandon, true);
+    *filtered = h.r == PASS_RETRY_FILTERED;
     pthread_join(th, NULL);
     kd_trace *t = NULL;
     const kd_trace *tail = j->tail.out.t;
@@ -2013,8 +2014,9 @@ static kd_trace *load_gzip_split(const input *in, const char *label, const kd_lo
 static kd_trace *load_input(const input *in, const char *label, const kd_load_options *opt,
                             kd_error *err)
 {
-    kd_trace *t = load_gzip_split(in, label, opt);
-    return t ? t : load_streaming(in, label, opt, err);
+    bool filtered;
+    kd_trace *t = load_gzip_split(in, label, opt, &filtered);
+    return t ? t : load_streaming(in, label, opt, filtered ? 1 : 0, err);
 }
 
 kd_trace *kd_load_trace_opts(const char *path, const kd_load_options *opt, kd_error *err)

@@ -402,24 +402,35 @@ CORPUS_PAIRS=(
     "tracelens/h100_qwen1.5-0.5b.json.gz tracelens/mi300_qwen1.5-0.5b.json.gz"
 )
 
+# The corpus traces replicated 10x along time (product.md section 6: the
+# targets hold on them too): both sides of every pair, timed like a
+# generated pair. A trace in two pairs is replicated once.
+replica_of() {
+    local rel=${1%.json.gz}
+    rel=${rel%.pt.trace}
+    echo "$SCRATCH/$(echo "$rel" | tr '/' '_')_x10.json"
+}
+
 bench_replicas() {
-    local corpus=$1
-    local a=$corpus/hta/trace_diff_control.json.gz b=$corpus/hta/trace_diff_test.json.gz
-    local ra=$SCRATCH/hta_control_x10.json rb=$SCRATCH/hta_test_x10.json
+    local corpus=$1 pair base cand ra rb
     if [ ! -x "$REP" ]; then
         log "$REP is missing: skipping the 10x replicas (make tests/bench/replicate)"
         NOTES+=("10x replicas skipped: $REP not built")
         return
     fi
-    if [ ! -f "$a" ] || [ ! -f "$b" ]; then
-        log "HTA control/test traces not found: no replicas"
-        return
-    fi
-    cached_make "$ra" "$REP" "$a" --times 10 -o "$ra" || { FAILED=1; return; }
-    cached_make "$rb" "$REP" "$b" --times 10 -o "$rb" || { FAILED=1; return; }
-    load_info "$ra"
-    load_info "$rb"
-    bench_pair "$ra" "$rb" "hta_control_x10 vs hta_test_x10"
+    for pair in "${CORPUS_PAIRS[@]}"; do
+        read -r base cand <<<"$pair"
+        if [ ! -f "$corpus/$base" ] || [ ! -f "$corpus/$cand" ]; then
+            log "$base / $cand not found: no replicas"
+            continue
+        fi
+        ra=$(replica_of "$base") rb=$(replica_of "$cand")
+        cached_make "$ra" "$REP" "$corpus/$base" --times 10 -o "$ra" || { FAILED=1; return; }
+        cached_make "$rb" "$REP" "$corpus/$cand" --times 10 -o "$rb" || { FAILED=1; return; }
+        load_info "$ra"
+        load_info "$rb"
+        bench_pair "$ra" "$rb" "$(basename "$ra" .json) vs $(basename "$rb" .json)"
+    done
 }
 
 bench_corpus() {

@@ -521,17 +521,23 @@ if [ "$(wc -c <"$T/large.json")" -gt 16777216 ]; then
 else
     notok "the large trace is above the 16 MiB split size" "$(wc -c <"$T/large.json") bytes"
 fi
-for cmd in inspect triage; do
-    "$KD_BIN" $cmd --threads 1 --format json "$T/large.json" >"$T/t1.json" 2>"$T/err"
-    rc1=$?
-    "$KD_BIN" $cmd --threads 2 --format json "$T/large.json" >"$T/t2.json" 2>"$T/err"
-    rc2=$?
-    if [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && [ -s "$T/t1.json" ] && cmp -s "$T/t1.json" "$T/t2.json"; then
-        ok "$cmd --threads 2 gives the bytes of --threads 1 on a 17 MB plain trace"
-    else
-        notok "$cmd --threads 2 gives the bytes of --threads 1 on a 17 MB plain trace" "rc=$rc1/$rc2, stderr: $(err_text)"
-    fi
-done
+# same_bytes_both_threads FILE WHAT: inspect and triage --format json print
+# the same bytes with --threads 1 and --threads 2 (the last in $T/t1.json).
+same_bytes_both_threads() {
+    local cmd rc1 rc2
+    for cmd in inspect triage; do
+        "$KD_BIN" $cmd --threads 1 --format json "$1" >"$T/t1.json" 2>"$T/err"
+        rc1=$?
+        "$KD_BIN" $cmd --threads 2 --format json "$1" >"$T/t2.json" 2>"$T/err"
+        rc2=$?
+        if [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && [ -s "$T/t1.json" ] && cmp -s "$T/t1.json" "$T/t2.json"; then
+            ok "$cmd --threads 2 gives the bytes of --threads 1 on $2"
+        else
+            notok "$cmd --threads 2 gives the bytes of --threads 1 on $2" "rc=$rc1/$rc2, stderr: $(err_text)"
+        fi
+    done
+}
+same_bytes_both_threads "$T/large.json" "a 17 MB plain trace"
 if json_ok "$T/t1.json" 'd["stages"]["all"] is not None'; then
     ok "the large trace's triage has an all stage"
 else
@@ -541,18 +547,8 @@ fi
 # gzip of 1-64 MiB uncompressed: inflated by the second thread as the first
 # parses, then cut (load.c "gzip split"); same bytes out, same errors.
 gzip -1 -c "$T/large.json" >"$T/large.json.gz"
-for cmd in inspect triage; do
-    "$KD_BIN" $cmd --threads 1 --format json "$T/large.json.gz" >"$T/g1.json" 2>"$T/err"
-    rc1=$?
-    "$KD_BIN" $cmd --threads 2 --format json "$T/large.json.gz" >"$T/g2.json" 2>"$T/err"
-    rc2=$?
-    if [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && [ -s "$T/g1.json" ] && cmp -s "$T/g1.json" "$T/g2.json"; then
-        ok "$cmd --threads 2 gives the bytes of --threads 1 on the gzip of the 17 MB trace"
-    else
-        notok "$cmd --threads 2 gives the bytes of --threads 1 on the gzip of the 17 MB trace" "rc=$rc1/$rc2, stderr: $(err_text)"
-    fi
-done
-if json_ok "$T/g2.json" 'd["stages"]["all"] is not None' &&
+same_bytes_both_threads "$T/large.json.gz" "the gzip of the 17 MB trace"
+if json_ok "$T/t1.json" 'd["stages"]["all"] is not None' &&
     "$KD_BIN" inspect --threads 2 --format json "$T/large.json.gz" >"$T/gi.json" 2>"$T/err" &&
     json_ok "$T/gi.json" 'd["files"][0]["gzip"] is True and d["files"][0]["json_bytes"] == '"$(wc -c <"$T/large.json")"; then
     ok "the gzip trace loaded on two threads is reported as gzip with its JSON size"

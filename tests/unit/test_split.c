@@ -320,9 +320,9 @@ START_TEST(test_split_file)
 }
 END_TEST
 
-/* A gzip trace is inflated whole and that buffer split (load.c "gzip:
- * inflate whole, then split"): the streaming load's trace, still marked gzip
- * with the file's byte count; in memory and from a file. */
+/* A gzip trace is inflated by a second thread while the first parses it,
+ * then cut (load.c "gzip split"): the streaming load's trace, still marked
+ * gzip with the file's byte count; in memory and from a file. */
 START_TEST(test_split_gzip)
 {
     size_t len, zn;
@@ -364,18 +364,19 @@ START_TEST(test_split_gzip)
 }
 END_TEST
 
-/* When the inflated buffer cannot be used the streaming load decides, with
- * its own result or message: a trailer that lies about the size (smaller:
- * the buffer grows, then zlib's length check fails; larger than the cap:
- * not tried), a second member (the trailer gives only the last one's size),
- * gzip inside gzip (not JSON), a truncated stream. */
+/* When the gzip split cannot finish, the streaming load decides, with its
+ * own result or message: a trailer that lies about the size (smaller: the
+ * buffer is full before the stream ends, then zlib's length check fails;
+ * larger than the cap: not tried), a second member (the trailer gives only
+ * the last one's size), a NaN literal (the filtered pass), gzip inside
+ * gzip (not JSON), a truncated stream. */
 START_TEST(test_split_gzip_fallbacks)
 {
     size_t len, zn;
     char *doc = object_doc(200, "", "", &len);
     unsigned char *z = kd_test_gzip(doc, len, &zn);
     kd_error err;
-    /* ISIZE 5: grows past it, then "incorrect length check" */
+    /* ISIZE 5: no room for the rest, then "incorrect length check" */
     unsigned char *lie = malloc(zn);
     ck_assert_ptr_nonnull(lie);
     memcpy(lie, z, zn);
@@ -400,6 +401,18 @@ START_TEST(test_split_gzip_fallbacks)
     ck_assert_msg(t != NULL, "%s", err.msg);
     ck_assert_uint_eq(t->bytes_json, len);
     kd_trace_free(t);
+    /* a NaN literal (divergence D5): the head meets it, the filtered pass loads */
+    buf b = {0};
+    put(&b, "{\"traceEvents\":[");
+    put_events(&b, 100);
+    put(&b, ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":NaN}]}");
+    size_t bzn;
+    unsigned char *bz = kd_test_gzip(b.s, b.n, &bzn);
+    t = kd_test_load_both(bz, bzn, "gzip with NaN", &err);
+    ck_assert_msg(t != NULL, "%s", err.msg);
+    kd_trace_free(t);
+    free(bz);
+    free(b.s);
     /* gzip of the gzip */
     size_t zzn;
     unsigned char *zz = kd_test_gzip(z, zn, &zzn);
