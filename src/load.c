@@ -1755,9 +1755,11 @@ static kd_trace *load_split(const input *in, const char *label, uint64_t at, con
     return t;
 }
 
-static uint64_t split_min(const kd_load_options *opt)
+/* The smallest size split: the caller's, else the default for the kind of
+ * input (KD_LOAD_SPLIT_MIN or KD_LOAD_GZIP_SPLIT_MIN). */
+static uint64_t split_min(const kd_load_options *opt, uint64_t fallback)
 {
-    return opt->split_min_bytes ? opt->split_min_bytes : KD_LOAD_SPLIT_MIN;
+    return opt->split_min_bytes ? opt->split_min_bytes : fallback;
 }
 
 /* A load as the options allow, gzip taken as it streams: split when the
@@ -1768,7 +1770,8 @@ static kd_trace *load_streaming(const input *in, const char *label, const kd_loa
 {
     uint64_t at;
     const char *prefix;
-    if (opt && opt->threads >= 2 && find_split_point(in, split_min(opt), &at, &prefix)) {
+    if (opt && opt->threads >= 2 &&
+        find_split_point(in, split_min(opt, KD_LOAD_SPLIT_MIN), &at, &prefix)) {
         bool redo, redo_filtered;
         kd_trace *t = load_split(in, label, at, prefix, &redo, &redo_filtered, err);
         if (t || !redo)
@@ -1943,7 +1946,7 @@ static kd_trace *load_gzip_split(const input *in, const char *label, const kd_lo
     *filtered = false;
     uint64_t hint;
     if (!opt || opt->threads < 2 || in->start || !gzip_size_hint(in, &hint) ||
-        hint < (opt->split_min_bytes ? opt->split_min_bytes : KD_LOAD_GZIP_SPLIT_MIN) ||
+        hint < split_min(opt, KD_LOAD_GZIP_SPLIT_MIN) ||
         hint > KD_LOAD_GZIP_SPLIT_MAX)
         return NULL;
     gzip_split *j = calloc(1, sizeof *j);
