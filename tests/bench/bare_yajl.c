@@ -339,7 +339,7 @@ int main(int argc, char **argv)
     yajl_free(p.h);
     if (rc != 0)
         return 1;
-    fprintf(stderr, PROG ": %s: %llu bytes parsed in %.3f s (%.1f MB/s)\n", path,
+    fprintf(stderr, PROG ": %s: %llu bytes parsed in %.4f s (%.1f MB/s)\n", path,
             (unsigned long long)p.fed, secs, secs > 0 ? (double)p.fed / 1e6 / secs : 0.0);
     if (count)
         printf("events %llu\n", (unsigned long long)counter.events);

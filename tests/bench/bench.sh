@@ -3,6 +3,7 @@
 #
 #   bench.sh BUILD_DIR [--sizes "30 300 1000"] [--runs 3] [--corpus] [--gzip]
 #                      [--seed S] [--scratch DIR] [--timeout SEC] [--one-thread]
+#                      [--phases]
 #
 # Generates traces with gentrace into a scratch directory (reused when the
 # same arguments produced them before), times bare_yajl and the kerndiff
@@ -19,7 +20,7 @@ set -u
 
 usage() {
     echo "usage: $0 BUILD_DIR [--sizes \"30 300 1000\"] [--runs N] [--corpus] [--gzip]" \
-         "[--seed S] [--scratch DIR] [--timeout SEC] [--one-thread]" >&2
+         "[--seed S] [--scratch DIR] [--timeout SEC] [--one-thread] [--phases]" >&2
     exit 2
 }
 
@@ -31,6 +32,7 @@ RUNS=3
 CORPUS=0
 GZIP=0
 ONE_THREAD=0
+PHASES=0
 SEED=1
 SCRATCH=${TMPDIR:-/tmp}/kerndiff-bench
 TIMEOUT=1800
@@ -44,6 +46,7 @@ while [ $# -gt 0 ]; do
         --corpus) CORPUS=1; shift ;;
         --gzip) GZIP=1; shift ;;
         --one-thread) ONE_THREAD=1; shift ;;
+        --phases) PHASES=1; shift ;;
         -h|--help) usage ;;
         *) echo "bench.sh: unknown option '$1'" >&2; usage ;;
     esac
@@ -63,6 +66,7 @@ KD=$BUILD_DIR/kerndiff
 GEN=$BUILD_DIR/tests/bench/gentrace
 BARE=$BUILD_DIR/tests/bench/bare_yajl
 REP=$BUILD_DIR/tests/bench/replicate
+PHASE_BIN=$BUILD_DIR/tests/bench/phases
 
 for tool in "$GEN" "$BARE"; do
     if [ ! -x "$tool" ]; then
@@ -87,6 +91,7 @@ command -v timeout >/dev/null 2>&1 && HAVE_TIMEOUT=1
 
 FAILED=0
 ROWS=()
+PHASE_ROWS=()
 NOTES=()
 declare -A EVENTS   # trace path -> event count
 declare -A MBYTES   # trace path -> uncompressed JSON size in MB
@@ -315,6 +320,53 @@ bench_diff_only() {
     group_run
 }
 
+# ---- phases: where a one-thread side's time goes -------------------------
+# `phases FILE` (tests/bench/phases.c) times the load, the analysis and the
+# JSON report of one triage in its own process, and what first touching the
+# load's fresh pages costs on their own; the bare parse's in-process time
+# (bare_yajl's own figure) is taken in the same round, so every step is a
+# ratio to it. One row per trace: the medians.
+
+# The value after NAME in a "NAME VALUE NAME VALUE ..." line.
+field() {
+    printf '%s\n' "$1" | awk -v k="$2" '{ for (i = 1; i < NF; i += 2) if ($i == k) print $(i + 1) }'
+}
+
+# "0.0123 s (0.15x)" of seconds S against the bare parse B.
+secs_ratio() {
+    awk -v s="$1" -v b="$2" 'BEGIN { printf "%.4f s (%.2fx)", s, (b > 0 ? s / b : 0) }'
+}
+
+bench_phases() {
+    local f=$1 name=$2 i line bare k
+    local -a b=() load=() analysis=() output=() faults=() fresh=() page=()
+    if [ ! -x "$PHASE_BIN" ]; then
+        NOTES+=("--phases: $PHASE_BIN is missing (make tests/bench/phases)")
+        return
+    fi
+    log "$name: phases x $RUNS runs, interleaved with the bare parse"
+    for ((i = 0; i < RUNS; i++)); do
+        bare=$("$BARE" "$f" 2>&1 >/dev/null | awk '/bytes parsed in/ { for (i = 1; i < NF; i++) if ($i == "in") print $(i + 1) }')
+        if ! line=$("$PHASE_BIN" "$f" 2>"$ERR") || [ -z "$bare" ]; then
+            NOTES+=("$name / phases: FAIL: $(first_err_line)")
+            FAILED=1
+            return
+        fi
+        b+=("$bare")
+        load+=("$(field "$line" load)") analysis+=("$(field "$line" analysis)")
+        output+=("$(field "$line" output)") faults+=("$(field "$line" load_faults)")
+        fresh+=("$(field "$line" fresh_load)") page=("$(field "$line" page_bytes)")
+    done
+    local mb ml ma mo mf mfr side mbytes
+    mb=$(median "${b[@]}") ml=$(median "${load[@]}") ma=$(median "${analysis[@]}")
+    mo=$(median "${output[@]}") mf=$(median "${faults[@]}") mfr=$(median "${fresh[@]}")
+    side=$(awk -v a="$ml" -v b="$ma" -v c="$mo" 'BEGIN { printf "%.6f", a + b + c }')
+    mbytes=$(awk -v n="$mf" -v p="${page[0]}" 'BEGIN { printf "%.1f", n * p / 1e6 }')
+    k="| $name | $(printf '%.4f' "$mb") s | $(secs_ratio "$ml" "$mb") | $(secs_ratio "$ma" "$mb")"
+    k+=" | $(secs_ratio "$mo" "$mb") | $(secs_ratio "$side" "$mb") | $mbytes | $(secs_ratio "$mfr" "$mb") |"
+    PHASE_ROWS+=("$k")
+}
+
 # Runs a generator unless FILE and its .info sidecar match ARGS already.
 # cached_make FILE CMD... ; the sidecar holds the command and the tool's
 # checksum, the tool's report line, and the file size.
@@ -378,6 +430,7 @@ bench_generated() {
             gen_trace "$size" candidate "$ext" || { FAILED=1; continue; }
             cand=$GEN_FILE
             bench_pair "$base" "$cand" "$(basename "$base") vs candidate"
+            [ $PHASES = 1 ] && bench_phases "$base" "$(basename "$base")"
         done
     done
 }
@@ -430,6 +483,7 @@ bench_replicas() {
         load_info "$ra"
         load_info "$rb"
         bench_pair "$ra" "$rb" "$(basename "$ra" .json) vs $(basename "$rb" .json)"
+        [ $PHASES = 1 ] && bench_phases "$ra" "$(basename "$ra")"
     done
 }
 
@@ -468,6 +522,16 @@ print_table() {
     for r in "${ROWS[@]}"; do
         echo "$r"
     done
+    if [ ${#PHASE_ROWS[@]} -gt 0 ]; then
+        echo
+        echo "### One triage side on one thread, step by step (phases; in-process times, median)"
+        echo
+        echo "| trace | bare parse | load | analysis | JSON report | side (sum) | load's fresh pages MB | first-touch of those pages |"
+        echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        for r in "${PHASE_ROWS[@]}"; do
+            echo "$r"
+        done
+    fi
     if [ ${#NOTES[@]} -gt 0 ]; then
         echo
         echo "Notes:"
