@@ -130,12 +130,15 @@ static void *build_formal_payloads(void *arg)
 /* The two kernel-site payloads (reference §2.3): the mapping kernel map, from
  * every mapping trace, answers lookups for kernels without a scope chain; the
  * formal stage payloads are merged into each stage's source map. Together
- * they are most of the analysis after the load. With two threads allowed
- * (opt->load) they are built at once: each reads the traces only and writes
- * its own map. With one, a side that is its own mapping side (divergence D3,
- * the default) builds both from one pass over its kernel sites, which costs
- * about half the instructions of the two builds (and about the wall time of
- * the two at once). */
+ * they are most of the analysis after the load. A side that is its own
+ * mapping side (divergence D3, the default) builds both from one pass over
+ * its kernel sites: about half the instructions of the two builds, and
+ * faster than the two builds at once on two threads, which compete for the
+ * memory both walk (tests/bench/phases, generated traces, load on two
+ * threads: analysis 0.024 -> 0.019 s at 30 MB, 0.31-0.41 -> 0.22-0.30 s at
+ * 300 MB), in less memory. With a mapping trace of its own (--mapping) the
+ * two read different traces: with two threads allowed (opt->load) they are
+ * built at once, each reading the traces only and writing its own map. */
 static kd_status build_kernel_sites(const kd_triage_options *opt, kd_triage *t, kd_error *err)
 {
     t->framework = opt->framework_set
@@ -144,7 +147,7 @@ static kd_status build_kernel_sites(const kd_triage_options *opt, kd_triage *t, 
                                              opt->mapping_path ? opt->mapping_path : opt->formal_path);
     kd_stage *ms = path_stages(t->mapping), *fs = path_stages(&t->formal);
     kd_status st = ms && fs ? KD_OK : kd_fail(err, KD_ENOMEM, "out of memory");
-    if (!st && t->mapping == &t->formal && opt->load.threads < 2) {
+    if (!st && t->mapping == &t->formal) {
         st = kd_kernel_sites_build_both(t->formal.traces, fs, t->formal.n, t->framework,
                                         &t->mapping_kernel_map, &t->formal_payloads, err);
         free(ms);

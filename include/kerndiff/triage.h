@@ -27,8 +27,8 @@ typedef struct {
     bool framework_set;        /* --framework given (else auto-detected) */
     kd_framework framework;    /* mapping kernel map sampling (reference §3.1) */
     kd_load_options load;      /* threads per trace load (zero: one); with
-                                  two, the kernel-site payloads are also
-                                  built at once */
+                                  two and a separate mapping trace, the two
+                                  kernel-site payloads are built at once */
 } kd_triage_options;
 
 /* One rendered stage: both bundles (NULL when the stage is skipped) and the
