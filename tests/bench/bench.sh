@@ -290,7 +290,7 @@ add_diff() {
 }
 
 # A pair timed as one group: both bare parses, the baseline's single-trace
-# commands, the diff.
+# commands, the diff; then, with --phases, the baseline's steps.
 bench_pair() {
     local a=$1 b=$2 name=$3
     group_start
@@ -299,6 +299,9 @@ bench_pair() {
     add_single "$a" "$(basename "$a")"
     add_diff "$a" "$b" "$name"
     group_run
+    if [ $PHASES = 1 ]; then
+        bench_phases "$a" "$(basename "$a")"
+    fi
 }
 
 bench_single() {
@@ -338,8 +341,8 @@ secs_ratio() {
 }
 
 bench_phases() {
-    local f=$1 name=$2 i line bare k
-    local -a b=() load=() analysis=() output=() faults=() fresh=() page=()
+    local f=$1 name=$2 i line bare row page=4096
+    local -a b=() load=() analysis=() output=() faults=() fresh=()
     if [ ! -x "$PHASE_BIN" ]; then
         NOTES+=("--phases: $PHASE_BIN is missing (make tests/bench/phases)")
         return
@@ -355,16 +358,16 @@ bench_phases() {
         b+=("$bare")
         load+=("$(field "$line" load)") analysis+=("$(field "$line" analysis)")
         output+=("$(field "$line" output)") faults+=("$(field "$line" load_faults)")
-        fresh+=("$(field "$line" fresh_load)") page=("$(field "$line" page_bytes)")
+        fresh+=("$(field "$line" fresh_load)") page=$(field "$line" page_bytes)
     done
     local mb ml ma mo mf mfr side mbytes
     mb=$(median "${b[@]}") ml=$(median "${load[@]}") ma=$(median "${analysis[@]}")
     mo=$(median "${output[@]}") mf=$(median "${faults[@]}") mfr=$(median "${fresh[@]}")
     side=$(awk -v a="$ml" -v b="$ma" -v c="$mo" 'BEGIN { printf "%.6f", a + b + c }')
-    mbytes=$(awk -v n="$mf" -v p="${page[0]}" 'BEGIN { printf "%.1f", n * p / 1e6 }')
-    k="| $name | $(printf '%.4f' "$mb") s | $(secs_ratio "$ml" "$mb") | $(secs_ratio "$ma" "$mb")"
-    k+=" | $(secs_ratio "$mo" "$mb") | $(secs_ratio "$side" "$mb") | $mbytes | $(secs_ratio "$mfr" "$mb") |"
-    PHASE_ROWS+=("$k")
+    mbytes=$(awk -v n="$mf" -v p="$page" 'BEGIN { printf "%.1f", n * p / 1e6 }')
+    row="| $name | $(printf '%.4f' "$mb") s | $(secs_ratio "$ml" "$mb") | $(secs_ratio "$ma" "$mb")"
+    row+=" | $(secs_ratio "$mo" "$mb") | $(secs_ratio "$side" "$mb") | $mbytes | $(secs_ratio "$mfr" "$mb") |"
+    PHASE_ROWS+=("$row")
 }
 
 # Runs a generator unless FILE and its .info sidecar match ARGS already.
@@ -430,7 +433,6 @@ bench_generated() {
             gen_trace "$size" candidate "$ext" || { FAILED=1; continue; }
             cand=$GEN_FILE
             bench_pair "$base" "$cand" "$(basename "$base") vs candidate"
-            [ $PHASES = 1 ] && bench_phases "$base" "$(basename "$base")"
         done
     done
 }
@@ -483,7 +485,6 @@ bench_replicas() {
         load_info "$ra"
         load_info "$rb"
         bench_pair "$ra" "$rb" "$(basename "$ra" .json) vs $(basename "$rb" .json)"
-        [ $PHASES = 1 ] && bench_phases "$ra" "$(basename "$ra")"
     done
 }
 
