@@ -31,11 +31,14 @@ static void *run_side(void *arg)
     return NULL;
 }
 
-static kd_triage_options side_options(const kd_diff_options *o, const char *path, const char *mapping)
+static kd_triage_options side_options(const kd_diff_options *o, const char *path, const char *mapping,
+                                      const char *pid)
 {
     kd_triage_options t = o->sides;
     t.formal_path = path;
     t.mapping_path = mapping;
+    if (pid)
+        t.pid_substring = pid;
     return t;
 }
 
@@ -43,8 +46,9 @@ static kd_triage_options side_options(const kd_diff_options *o, const char *path
 static kd_status run_sides(const kd_diff_options *o, kd_diff *d, kd_error *err)
 {
     side_job jobs[2] = {
-        {side_options(o, o->baseline_path, o->baseline_mapping), &d->base, {KD_OK, ""}, KD_OK},
-        {side_options(o, o->candidate_path, o->candidate_mapping), &d->cand, {KD_OK, ""}, KD_OK},
+        {side_options(o, o->baseline_path, o->baseline_mapping, o->baseline_pid), &d->base, {KD_OK, ""}, KD_OK},
+        {side_options(o, o->candidate_path, o->candidate_mapping, o->candidate_pid), &d->cand, {KD_OK, ""},
+         KD_OK},
     };
     pthread_t th;
     bool threaded = !o->sequential && pthread_create(&th, NULL, run_side, &jobs[1]) == 0;
@@ -520,8 +524,28 @@ void kd_diff_free(kd_diff *d)
 
 /* ---- gate --------------------------------------------------------------------------- */
 
+/* The length of the time unit at p (us, the micro sign s, ms, s) and its factor to
+ * microseconds; 0 when p starts no unit. */
+static size_t time_unit(const char *p, double *scale)
+{
+    static const struct {
+        const char *unit;
+        double us;
+    } units[] = {{"us", 1.0}, {"\u00b5s", 1.0}, {"ms", 1e3}, {"s", 1e6}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        size_t n = strlen(units[i].unit);
+        if (strncmp(p, units[i].unit, n) == 0) {
+            *scale = units[i].us;
+            return n;
+        }
+    }
+    return 0;
+}
+
 bool kd_gate_parse(const char *s, kd_gate *out, char *msg, size_t msgsz)
 {
+    size_t unit;
+    double scale;
     memset(out, 0, sizeof *out);
     out->rel_pct = -1.0;
     const char *p = s;
@@ -535,10 +559,10 @@ bool kd_gate_parse(const char *s, kd_gate *out, char *msg, size_t msgsz)
             out->rel_pct = v;
             have_rel = true;
             end++;
-        } else if (strncmp(end, "us", 2) == 0 && !have_abs) {
-            out->abs_us = v;
+        } else if ((unit = time_unit(end, &scale)) > 0 && !have_abs) {
+            out->abs_us = v * scale;
             have_abs = true;
-            end += 2;
+            end += unit;
         } else {
             goto bad;
         }
@@ -553,7 +577,7 @@ bool kd_gate_parse(const char *s, kd_gate *out, char *msg, size_t msgsz)
     out->set = true;
     return true;
 bad:
-    snprintf(msg, msgsz, "bad threshold '%s': expected REL%%, REL%%,ABSus or ABSus (e.g. 5%%, 5%%,200us, 200us)", s);
+    snprintf(msg, msgsz, "bad threshold '%s': expected REL%%, ABS or REL%%,ABS with ABS in us, ms or s (e.g. 5%%, 200us, 5%%,1.5ms)", s);
     return false;
 }
 

@@ -22,12 +22,34 @@ static size_t append(char *buf, size_t n, size_t at, const char *s)
     return at + len;
 }
 
-void kd_describe_no_kernels(const kd_side *s, const char *path, char *buf, size_t n)
+/* Whether any pid seen in the side's traces contains sub. */
+static bool some_pid_contains(const kd_side *s, const char *sub)
+{
+    for (size_t i = 0; i < s->n; i++)
+        for (size_t k = 0; k < s->traces[i]->seen_pids.n; k++)
+            if (strstr(kd_str(s->traces[i]->strings, s->traces[i]->seen_pids.v[k]), sub))
+                return true;
+    return false;
+}
+
+void kd_describe_no_kernels(const kd_side *s, const char *path, const char *pid_substring, char *buf,
+                            size_t n)
 {
     size_t at = 0;
+    bool no_pid = pid_substring && *pid_substring && !some_pid_contains(s, pid_substring);
     buf[0] = '\0';
     at = append(buf, n, at, path);
-    at = append(buf, n, at, ": no GPU kernels found (pids seen:");
+    if (no_pid) {
+        at = append(buf, n, at, ": no pid matches --pid '");
+        at = append(buf, n, at, pid_substring);
+        at = append(buf, n, at, "' (pids seen:");
+    } else if (pid_substring && *pid_substring) {
+        at = append(buf, n, at, ": no GPU kernels in the pids matching --pid '");
+        at = append(buf, n, at, pid_substring);
+        at = append(buf, n, at, "' (pids seen:");
+    } else {
+        at = append(buf, n, at, ": no GPU kernels found (pids seen:");
+    }
     size_t shown = 0;
     for (size_t i = 0; i < s->n; i++)
         for (size_t k = 0; k < s->traces[i]->seen_pids.n && shown < 8; k++, shown++) {
@@ -36,6 +58,10 @@ void kd_describe_no_kernels(const kd_side *s, const char *path, char *buf, size_
         }
     if (!shown)
         at = append(buf, n, at, " none");
+    if (no_pid) {
+        append(buf, n, at, ")");
+        return;
+    }
     at = append(buf, n, at, "; categories seen:");
     shown = 0;
     for (size_t i = 0; i < s->n; i++)
@@ -203,7 +229,7 @@ kd_status kd_triage_analyze(const kd_triage_options *opt, kd_triage *out, kd_err
     for (int i = 0; i < 2; i++)
         if (!side_has_kernels(sides[i])) {
             char msg[sizeof err->msg];
-            kd_describe_no_kernels(sides[i], paths[i], msg, sizeof msg);
+            kd_describe_no_kernels(sides[i], paths[i], opt->pid_substring, msg, sizeof msg);
             kd_triage_free(out);
             return kd_fail(err, KD_EINPUT, "%s", msg);
         }

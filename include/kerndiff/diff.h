@@ -16,6 +16,7 @@
 typedef struct {
     const char *baseline_path, *candidate_path;
     const char *baseline_mapping, *candidate_mapping; /* NULL: the side itself */
+    const char *baseline_pid, *candidate_pid; /* NULL: sides.pid_substring */
     /* the triage options of both sides (pid, stage, limit = action rows per
      * stage, min_share = render bar of the rows reports show, kernel map,
      * framework); its paths are not used */

@@ -74,7 +74,9 @@ bool kd_triage_write_json(const kd_triage *t, const kd_triage_options *opt, FILE
 bool kd_triage_row_rendered(const kd_triage_options *opt, const kd_action_row *r);
 
 /* The message for a side without GPU kernels (names pids and categories
- * seen), into buf. */
-void kd_describe_no_kernels(const kd_side *s, const char *path, char *buf, size_t n);
+ * seen; when pid_substring is given and no pid contains it, says so), into
+ * buf. */
+void kd_describe_no_kernels(const kd_side *s, const char *path, const char *pid_substring, char *buf,
+                            size_t n);
 
 #endif

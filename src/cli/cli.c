@@ -1,9 +1,10 @@
-/* cli.c — error printing and atomic output files (cli.h). */
+/* cli.c — error printing, standard descriptors and option parsing (cli.h). */
 #include "config.h"
 
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -34,97 +35,21 @@ int kd_cli_usage_error(const char *cmd, const char *fmt, ...)
     return KD_EXIT_ERROR;
 }
 
-static bool is_stdout(const char *path) { return !path || strcmp(path, "-") == 0; }
+bool kd_stdout_was_closed = false;
 
-static char *dir_of(const char *path)
+void kd_cli_guard_stdio(void)
 {
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return strdup(".");
-    if (slash == path)
-        return strdup("/");
-    return strndup(path, (size_t)(slash - path));
-}
-
-bool kd_output_check(const char *path)
-{
-    if (is_stdout(path))
-        return true;
-    char *dir = dir_of(path);
-    bool ok = dir && access(dir, W_OK | X_OK) == 0;
-    if (!ok)
-        kd_cli_error("%s: cannot write output: %s", path, dir ? strerror(errno) : "out of memory");
-    free(dir);
-    return ok;
-}
-
-bool kd_output_open(kd_output *o, const char *path)
-{
-    o->path = path;
-    o->tmp = NULL;
-    o->fp = NULL;
-    if (is_stdout(path)) {
-        o->fp = stdout;
-        return true;
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        if (fd == STDOUT_FILENO)
+            kd_stdout_was_closed = true;
+        int null = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (null >= 0 && null != fd) {
+            dup2(null, fd);
+            close(null);
+        }
     }
-    size_t n = strlen(path) + 16;
-    o->tmp = malloc(n);
-    if (!o->tmp) {
-        kd_cli_error("%s: out of memory", path);
-        return false;
-    }
-    snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(o->tmp);
-    if (fd < 0) {
-        kd_cli_error("%s: cannot write output: %s", path, strerror(errno));
-        free(o->tmp);
-        o->tmp = NULL;
-        return false;
-    }
-    o->fp = fdopen(fd, "w");
-    if (!o->fp) {
-        kd_cli_error("%s: cannot write output: %s", path, strerror(errno));
-        close(fd);
-        unlink(o->tmp);
-        free(o->tmp);
-        o->tmp = NULL;
-        return false;
-    }
-    return true;
-}
-
-bool kd_output_commit(kd_output *o)
-{
-    if (!o->tmp) {
-        bool ok = fflush(o->fp) == 0 && !ferror(o->fp);
-        if (!ok)
-            kd_cli_error("standard output: write error: %s", strerror(errno));
-        return ok;
-    }
-    bool ok = fflush(o->fp) == 0 && !ferror(o->fp);
-    ok = (fclose(o->fp) == 0) && ok;
-    o->fp = NULL;
-    if (ok && rename(o->tmp, o->path) != 0)
-        ok = false;
-    if (!ok) {
-        kd_cli_error("%s: cannot write output: %s", o->path, strerror(errno));
-        unlink(o->tmp);
-    }
-    free(o->tmp);
-    o->tmp = NULL;
-    return ok;
-}
-
-void kd_output_abort(kd_output *o)
-{
-    if (o->tmp) {
-        if (o->fp)
-            fclose(o->fp);
-        unlink(o->tmp);
-        free(o->tmp);
-    }
-    o->tmp = NULL;
-    o->fp = NULL;
 }
 
 bool kd_cli_parse_size(const char *s, size_t *out)
@@ -149,35 +74,6 @@ bool kd_cli_parse_share(const char *s, double *out)
         return false;
     *out = v;
     return true;
-}
-
-bool kd_cli_write_outputs(const char *const files[], size_t n,
-                          bool (*write)(void *ctx, size_t i, FILE *fp), void *ctx)
-{
-    kd_output outs[8];
-    bool opened[8] = {false};
-    bool ok = n <= 8;
-    for (size_t i = 0; i < n && ok; i++) {
-        if (!files[i])
-            continue;
-        ok = kd_output_open(&outs[i], files[i]);
-        if (!ok)
-            break;
-        opened[i] = true;
-        if (!write(ctx, i, outs[i].fp)) {
-            kd_cli_error("%s: write error", files[i]);
-            ok = false;
-        }
-    }
-    for (size_t i = 0; i < n && i < 8; i++) {
-        if (!opened[i])
-            continue;
-        if (ok)
-            ok = kd_output_commit(&outs[i]);
-        else
-            kd_output_abort(&outs[i]);
-    }
-    return ok;
 }
 
 const char *const kd_cli_file_formats[3] = {"markdown", "csv", "json"};
@@ -211,6 +107,15 @@ void kd_cli_common_init(kd_cli_common *o)
     o->analysis.min_share = 1.0;
 }
 
+/* --markdown, --csv, --json: each names one file, once */
+static int file_option(const char *cmd, const char *name, const char **slot, const char *arg)
+{
+    if (*slot)
+        return kd_cli_usage_error(cmd, "--%s given twice ('%s', then '%s')", name, *slot, arg), -1;
+    *slot = arg;
+    return 1;
+}
+
 int kd_cli_common_option(const char *cmd, int c, const char *arg, kd_cli_common *o)
 {
     bool is_auto;
@@ -219,16 +124,18 @@ int kd_cli_common_option(const char *cmd, int c, const char *arg, kd_cli_common 
     case 'p': a->pid_substring = arg; return 1;
     case 's':
         if (!kd_stage_from_name(arg, &a->stage_filter))
-            return kd_cli_usage_error(cmd, "--stage must be extend, decode or all, not '%s'", arg), -1;
+            return kd_cli_usage_error(cmd, "--stage must be extend (or prefill), decode or all, not '%s'",
+                                      arg), -1;
         a->has_stage_filter = true;
         return 1;
     case 'l':
-        if (!kd_cli_parse_size(arg, &a->limit))
-            return kd_cli_usage_error(cmd, "--limit takes a whole number >= 0, not '%s'", arg), -1;
+        if (!kd_cli_parse_size(arg, &a->limit) || a->limit > KD_CLI_LIMIT_MAX)
+            return kd_cli_usage_error(cmd, "--limit takes a whole number from 0 (no limit) to %d, not '%s'",
+                                      KD_CLI_LIMIT_MAX, arg), -1;
         return 1;
     case 'S':
-        if (!kd_cli_parse_share(arg, &a->min_share))
-            return kd_cli_usage_error(cmd, "--min-share takes a percentage >= 0, not '%s'", arg), -1;
+        if (!kd_cli_parse_share(arg, &a->min_share) || a->min_share > 100.0)
+            return kd_cli_usage_error(cmd, "--min-share takes a percentage from 0 to 100, not '%s'", arg), -1;
         return 1;
     case 'w':
         if (!kd_framework_parse(arg, &a->framework, &is_auto))
@@ -237,9 +144,9 @@ int kd_cli_common_option(const char *cmd, int c, const char *arg, kd_cli_common 
         a->framework_set = !is_auto;
         return 1;
     case 'f': o->format = arg; return 1;
-    case 'M': o->files[0] = arg; return 1;
-    case 'C': o->files[1] = arg; return 1;
-    case 'j': o->files[2] = arg; return 1;
+    case 'M': return file_option(cmd, "markdown", &o->files[0], arg);
+    case 'C': return file_option(cmd, "csv", &o->files[1], arg);
+    case 'j': return file_option(cmd, "json", &o->files[2], arg);
     case 'K': a->no_kernel_map = true; return 1;
     case 'q': o->quiet = true; return 1;
     case 'T':
@@ -248,4 +155,90 @@ int kd_cli_common_option(const char *cmd, int c, const char *arg, kd_cli_common 
         return 1;
     default: return 0;
     }
+}
+
+bool kd_cli_plan_outputs(const char *cmd, const kd_cli_common *com, const char *const inputs[],
+                         size_t n_inputs, kd_outputs *outs)
+{
+    kd_outputs_init(outs, cmd);
+    static const char *const options[3] = {"--markdown", "--csv", "--json"};
+    bool ok = com->quiet || kd_outputs_add(outs, "--format", "-", com->format);
+    for (int i = 0; ok && i < 3; i++)
+        if (com->files[i])
+            ok = kd_outputs_add(outs, options[i], com->files[i], kd_cli_file_formats[i]);
+    return ok && kd_outputs_prepare(outs, inputs, n_inputs);
+}
+
+bool kd_cli_one_stdin(const char *cmd, const char *const inputs[], size_t n)
+{
+    int seen = 0;
+    for (size_t i = 0; i < n; i++)
+        seen += inputs[i] && strcmp(inputs[i], "-") == 0;
+    if (seen <= 1)
+        return true;
+    kd_cli_usage_error(cmd, "'-' (standard input) can be read only once");
+    return false;
+}
+
+/* ---- suggestions for what was not understood -------------------------------- */
+
+/* Levenshtein distance, two rows; names here are short. */
+static size_t edit_distance(const char *a, size_t na, const char *b)
+{
+    size_t nb = strlen(b);
+    if (na > 64 || nb > 64)
+        return (size_t)-1;
+    size_t prev[65], cur[65];
+    for (size_t j = 0; j <= nb; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= nb; j++) {
+            size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, (nb + 1) * sizeof prev[0]);
+    }
+    return prev[nb];
+}
+
+const char *kd_cli_nearest(const char *word, size_t len, const char *const names[], size_t n)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = edit_distance(word, len, names[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = names[i];
+        }
+    }
+    size_t bar = len / 3 > 2 ? len / 3 : 2;
+    return best_d <= bar ? best : NULL;
+}
+
+int kd_cli_bad_option(const char *cmd, const struct option *opts, int c, const char *arg)
+{
+    if (c == ':')
+        return kd_cli_usage_error(cmd, "option '%s' needs a value", arg);
+    if (strncmp(arg, "--", 2) != 0)
+        return kd_cli_usage_error(cmd, "unknown option '%s'", arg);
+    const char *word = arg + 2;
+    size_t len = strcspn(word, "=");
+    const char *names[64];
+    size_t n = 0, n_prefix = 0;
+    const char *prefixed[2] = {NULL, NULL};
+    for (const struct option *op = opts; op->name && n < 64; op++) {
+        names[n++] = op->name;
+        if (len && strncmp(op->name, word, len) == 0 && n_prefix++ < 2)
+            prefixed[n_prefix - 1] = op->name;
+    }
+    if (n_prefix >= 2)
+        return kd_cli_usage_error(cmd, "option '%.*s' is ambiguous (--%s, --%s%s)", (int)len + 2, arg,
+                                  prefixed[0], prefixed[1], n_prefix > 2 ? ", ..." : "");
+    const char *near = kd_cli_nearest(word, len, names, n);
+    if (near)
+        return kd_cli_usage_error(cmd, "unknown option '%.*s'; did you mean '--%s'?", (int)len + 2, arg, near);
+    return kd_cli_usage_error(cmd, "unknown option '%.*s'", (int)len + 2, arg);
 }

@@ -4,6 +4,7 @@
 #ifndef KERNDIFF_CLI_H
 #define KERNDIFF_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -11,6 +12,7 @@
 #include "kerndiff/kernelsites.h"
 #include "kerndiff/text.h"
 #include "kerndiff/triage.h"
+#include "output.h"
 
 #define KD_EXIT_OK 0
 #define KD_EXIT_GATE 1
@@ -23,24 +25,11 @@ int kd_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints a usage error with a pointer to --help; returns KD_EXIT_ERROR. */
 int kd_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* An output destination: stdout ("-") or a file written to a temp file in
- * the same directory and renamed into place on commit (product.md §2). */
-typedef struct {
-    const char *path; /* NULL or "-" for stdout */
-    char *tmp;
-    FILE *fp;
-} kd_output;
-
-/* Opens; on failure prints the error and returns false. */
-bool kd_output_open(kd_output *o, const char *path);
-/* Closes and renames into place; false (message printed) on failure. */
-bool kd_output_commit(kd_output *o);
-/* Closes and removes the temp file (failed run: nothing left behind). */
-void kd_output_abort(kd_output *o);
-
-/* Checks up front that PATH's directory is writable, so a run fails before
- * any work when an output cannot be created. */
-bool kd_output_check(const char *path);
+/* Whether standard output was closed when kerndiff started (main() then
+ * put /dev/null on the descriptor so no file takes its number). */
+extern bool kd_stdout_was_closed;
+/* Opens /dev/null on any of descriptors 0-2 that is closed, noting stdout. */
+void kd_cli_guard_stdio(void);
 
 /* Option values: a whole number >= 0; a percentage >= 0 ("1.5" or "1.5%"). */
 bool kd_cli_parse_size(const char *s, size_t *out);
@@ -52,11 +41,6 @@ bool kd_cli_parse_threads(const char *s, unsigned *out);
  * the machine has two cores for each of the `parallel` traces loaded at
  * once, else one). */
 kd_load_options kd_cli_load_options(unsigned threads, unsigned parallel);
-
-/* Writes every named output (files[i] may be NULL) with write(ctx, i, fp),
- * each atomically; if any fails, none is left behind. */
-bool kd_cli_write_outputs(const char *const files[], size_t n,
-                          bool (*write)(void *ctx, size_t i, FILE *fp), void *ctx);
 
 /* The options triage and diff share (product.md §2: common and output options). */
 typedef struct {
@@ -86,6 +70,26 @@ void kd_cli_common_init(kd_cli_common *o);
 /* One option of argv: 1 stored, 0 not a shared option, -1 a usage error
  * (printed; the caller exits 2). */
 int kd_cli_common_option(const char *cmd, int c, const char *arg, kd_cli_common *o);
+
+/* --limit's range (0 = no limit). */
+#define KD_CLI_LIMIT_MAX 1000000
+
+/* Names the outputs of a run (the stdout report unless quiet, then the
+ * --markdown/--csv/--json files) and prepares them against the inputs
+ * before any work (output.h). false: a message was printed; exit 2. */
+bool kd_cli_plan_outputs(const char *cmd, const kd_cli_common *com, const char *const inputs[],
+                         size_t n_inputs, kd_outputs *outs);
+
+/* false (usage error printed) when more than one input is "-". */
+bool kd_cli_one_stdin(const char *cmd, const char *const inputs[], size_t n);
+
+/* The name among names[0..n) nearest to word[0..len) by edit distance, or
+ * NULL when none is near enough to be a likely misspelling. */
+const char *kd_cli_nearest(const char *word, size_t len, const char *const names[], size_t n);
+
+/* getopt_long's '?' (unknown) or ':' (value missing) for argument arg as a
+ * usage error, with the nearest option for a misspelling. Returns 2. */
+int kd_cli_bad_option(const char *cmd, const struct option *opts, int c, const char *arg);
 
 int kd_cmd_inspect(int argc, char **argv);
 int kd_cmd_triage(int argc, char **argv);

@@ -16,33 +16,53 @@ static void diff_help(void)
            "Compares two traces of the same workload kernel by kernel, per stage: total,\n"
            "exposed (critical-path) and hidden (overlapped) GPU time, how the triage\n"
            "priorities moved, kernels added and removed; and gates on exposed communication.\n"
+           "BASELINE and CANDIDATE are trace files (.json, .json.gz), directories of traces,\n"
+           "or '-' for one of them read from standard input.\n"
            "\n"
+           "Choosing what is compared:\n"
+           "  --pid SUBSTR           on both sides, analyse the process (pid) with the most\n"
+           "                         GPU kernel time among those whose pid contains SUBSTR\n"
+           "  --baseline-pid SUBSTR  the same for the baseline only (overrides --pid)\n"
+           "  --candidate-pid SUBSTR the same for the candidate only (overrides --pid)\n"
+           "  --stage STAGE          compare one stage only: extend (also spelled prefill),\n"
+           "                         decode, or all\n"
            "  --baseline-mapping M   separate mapping trace for the baseline's Python scopes\n"
            "  --candidate-mapping M  the same for the candidate\n"
-           "  --pid SUBSTR           analyse the heaviest pid whose name contains SUBSTR\n"
-           "  --stage STAGE          only extend, decode or all\n"
-           "  --limit N              triage action rows per stage used for priorities (0 = all)\n"
-           "  --min-share PCT        render bar of those rows (default 1.0)\n"
            "  --normalize MODE       none (default) or steps: divide every time by the\n"
-           "                         side's ProfilerStep count\n"
+           "                         side's ProfilerStep count (runs of different length)\n"
+           "\n"
+           "The CI gate (thresholds: REL%%, ABS with a unit us, ms or s, or both as REL%%,ABS):\n"
            "  --fail-on-exposed-comm REL[,ABS]\n"
            "                         exit 1 when, in any stage, exposed communication grows\n"
-           "                         by more than REL percent and ABS us: 5%%, 5%%,200us, 200us\n"
+           "                         by more than REL percent and ABS: 5%%, 5%%,200us, 1ms\n"
            "  --warn-on-exposed-comm REL[,ABS]   the same, warning only\n"
-           "  --format FMT           stdout: text (default), markdown, csv or json\n"
+           "\n"
+           "Reports (exactly one may go to standard output):\n"
+           "  --format FMT           standard output: text (default), markdown, csv or json\n"
            "  --markdown FILE        also write the Markdown report (PR comment) to FILE\n"
            "  --csv FILE             also write the CSV rows to FILE\n"
-           "  --json FILE            also write the JSON report to FILE ('-' = stdout)\n"
+           "  --json FILE            also write the JSON report to FILE\n"
+           "                         (FILE '-' is standard output, with -q)\n"
+           "  -q, --quiet            no report on standard output (files and verdict only)\n"
+           "  --limit N              how many of each side's top triage rows per stage carry\n"
+           "                         a priority (P1-P5) into the diff; 0 (default) = all,\n"
+           "                         at most 1000000\n"
+           "  --min-share PCT        a kernel's triage priority counts only when it takes at\n"
+           "                         least PCT percent of its stage's busy GPU time\n"
+           "                         (default 1.0; 0 to 100)\n"
+           "\n"
+           "Analysis:\n"
            "  --framework FW         auto (default), sglang, vllm, trtllm or tokenspeed: how\n"
            "                         the mapping traces are sampled for kernel sites\n"
            "  --no-kernel-map        do not use kernel-site payloads (debug)\n"
            "  --threads N            1 or 2: threads that parse each large trace\n"
            "                         (default: 2 on a machine with 4 cores or more, as the\n"
            "                         two sides already load at once; the output is the same)\n"
-           "  -q, --quiet            nothing on stdout (files and the verdict line only)\n"
            "  -h, --help             this help\n"
            "\n"
            "The verdict line (pass / warn / fail and the numbers) always goes to stderr.\n"
+           "Reports are written together once everything succeeded, or none is; an output\n"
+           "that names an input, a directory or another output is refused before any work.\n"
            "Exit status: 0 pass or warn, 1 the gate failed, 2 usage or input error.\n");
 }
 
@@ -67,23 +87,37 @@ typedef struct {
     kd_cli_common com;
 } diff_cli;
 
+static const struct option diff_options[] = {
+    KD_CLI_COMMON_OPTIONS,
+    {"baseline-mapping", required_argument, NULL, 'B'},
+    {"candidate-mapping", required_argument, NULL, 'c'},
+    {"baseline-pid", required_argument, NULL, 'b'},
+    {"candidate-pid", required_argument, NULL, 'd'},
+    {"normalize", required_argument, NULL, 'n'},
+    {"fail-on-exposed-comm", required_argument, NULL, 'F'},
+    {"warn-on-exposed-comm", required_argument, NULL, 'W'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static int parse_gate(int c, const char *arg, diff_cli *o)
+{
+    const char *name = c == 'F' ? "fail" : "warn";
+    kd_gate *g = c == 'F' ? &o->fail : &o->warn;
+    char msg[256];
+    if (g->set)
+        return kd_cli_usage_error("diff", "--%s-on-exposed-comm given twice; give one threshold", name);
+    if (!kd_gate_parse(arg, g, msg, sizeof msg))
+        return kd_cli_usage_error("diff", "--%s-on-exposed-comm: %s", name, msg);
+    return 0;
+}
+
 static int parse_diff_args(int argc, char **argv, diff_cli *o)
 {
-    static const struct option opts[] = {
-        KD_CLI_COMMON_OPTIONS,
-        {"baseline-mapping", required_argument, NULL, 'B'},
-        {"candidate-mapping", required_argument, NULL, 'c'},
-        {"normalize", required_argument, NULL, 'n'},
-        {"fail-on-exposed-comm", required_argument, NULL, 'F'},
-        {"warn-on-exposed-comm", required_argument, NULL, 'W'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     int c;
-    char msg[256];
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hq", diff_options, NULL)) != -1) {
         int common = kd_cli_common_option("diff", c, optarg, &o->com);
         if (common < 0)
             return KD_EXIT_ERROR;
@@ -92,6 +126,8 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
         switch (c) {
         case 'B': o->d.baseline_mapping = optarg; break;
         case 'c': o->d.candidate_mapping = optarg; break;
+        case 'b': o->d.baseline_pid = optarg; break;
+        case 'd': o->d.candidate_pid = optarg; break;
         case 'n':
             if (strcmp(optarg, "none") && strcmp(optarg, "steps"))
                 return kd_cli_usage_error("diff", "--normalize must be none or steps, not '%s'", optarg);
@@ -99,12 +135,11 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
             break;
         case 'F':
         case 'W':
-            if (!kd_gate_parse(optarg, c == 'F' ? &o->fail : &o->warn, msg, sizeof msg))
-                return kd_cli_usage_error("diff", "--%s-on-exposed-comm: %s", c == 'F' ? "fail" : "warn", msg);
+            if (parse_gate(c, optarg, o))
+                return KD_EXIT_ERROR;
             break;
         case 'h': diff_help(); return -1;
-        default:
-            return kd_cli_usage_error("diff", "unknown or incomplete option '%s'", argv[optind - 1]);
+        default: return kd_cli_bad_option("diff", diff_options, c, argv[optind - 1]);
         }
     }
     o->d.sides = o->com.analysis;
@@ -112,21 +147,16 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
     if (!report_for(o->com.format))
         return kd_cli_usage_error("diff", "--format must be text, markdown, csv or json, not '%s'", o->com.format);
     if (optind != argc - 2)
-        return kd_cli_usage_error("diff", "expected BASELINE and CANDIDATE");
+        return kd_cli_usage_error("diff", "expected BASELINE and CANDIDATE, got %d operand%s", argc - optind,
+                                  argc - optind == 1 ? "" : "s");
     o->d.baseline_path = argv[optind];
     o->d.candidate_path = argv[optind + 1];
     return 0;
 }
 
-static bool write_one(void *ctx, size_t i, FILE *fp)
+static bool render_report(void *ctx, const char *format, FILE *fp)
 {
-    return report_for(kd_cli_file_formats[i])(ctx, fp);
-}
-
-/* every extra file written atomically; on a failure none is left behind */
-static bool write_files(const kd_report *rep, const diff_cli *o)
-{
-    return kd_cli_write_outputs(o->com.files, 3, write_one, (void *)rep);
+    return report_for(format)(ctx, fp);
 }
 
 int kd_cmd_diff(int argc, char **argv)
@@ -137,22 +167,22 @@ int kd_cmd_diff(int argc, char **argv)
     int rc = parse_diff_args(argc, argv, &o);
     if (rc)
         return rc < 0 ? KD_EXIT_OK : rc;
-    for (int i = 0; i < 3; i++)
-        if (o.com.files[i] && !kd_output_check(o.com.files[i]))
-            return KD_EXIT_ERROR;
+    const char *inputs[4] = {o.d.baseline_path, o.d.candidate_path, o.d.baseline_mapping,
+                             o.d.candidate_mapping};
+    kd_outputs outs;
+    if (!kd_cli_one_stdin("diff", inputs, 4) || !kd_cli_plan_outputs("diff", &o.com, inputs, 4, &outs))
+        return KD_EXIT_ERROR;
     kd_error err;
     kd_error_clear(&err);
     kd_diff d;
-    if (kd_diff_run(&o.d, &d, &err) != KD_OK)
+    if (kd_diff_run(&o.d, &d, &err) != KD_OK) {
+        kd_outputs_abort(&outs);
         return kd_cli_error("%s", err.msg);
+    }
     kd_gate_result gate;
     kd_diff_gate(&d, &o.fail, &o.warn, &gate);
     kd_report rep = {&d, &o.d, &o.fail, &o.warn, &gate};
-    rc = write_files(&rep, &o) ? KD_EXIT_OK : KD_EXIT_ERROR;
-    if (rc == KD_EXIT_OK && !o.com.quiet && !report_for(o.com.format)(&rep, stdout))
-        rc = kd_cli_error("standard output: write error");
-    if (rc == KD_EXIT_OK && fflush(stdout) != 0)
-        rc = kd_cli_error("standard output: write error");
+    rc = kd_outputs_write(&outs, render_report, &rep) ? KD_EXIT_OK : KD_EXIT_ERROR;
     if (rc == KD_EXIT_OK) {
         /* product.md §4: the verdict line always goes to stderr */
         fprintf(stderr, "%s\n", gate.line);

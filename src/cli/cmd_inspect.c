@@ -11,15 +11,18 @@
 
 static void inspect_help(void)
 {
-    printf("Usage: kerndiff inspect TRACE [--pid SUBSTR] [--format text|json]\n"
+    printf("Usage: kerndiff inspect TRACE [options]\n"
            "\n"
+           "TRACE is a trace file (.json, .json.gz), a directory of traces, or '-' for\n"
+           "standard input.\n"
            "Reports what is in a trace: the files resolved, the top-level shape, events\n"
            "read / kept / skipped as malformed (by reason), pids with their kernel time and\n"
            "which one is analysed and why, streams with kernel counts and busy time, stages\n"
            "and where they come from, kernel launches and time by category, counts of\n"
            "cpu_ops, Python frames, CUDA launches, annotations and ProfilerStep markers.\n"
            "\n"
-           "  --pid SUBSTR     analyse the heaviest pid whose name contains SUBSTR\n"
+           "  --pid SUBSTR     analyse the process (pid) with the most GPU kernel time\n"
+           "                   among those whose pid contains SUBSTR\n"
            "  --format FMT     text (default) or json\n"
            "  --threads N      1 or 2: threads that parse one large trace (default: 2 on\n"
            "                   a machine with 2 cores or more; the output is the same)\n"
@@ -42,7 +45,7 @@ int kd_cmd_inspect(int argc, char **argv)
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'p': pid = optarg; break;
         case 'f': format = optarg; break;
@@ -51,15 +54,13 @@ int kd_cmd_inspect(int argc, char **argv)
                 return kd_cli_usage_error("inspect", "--threads must be 1 or 2, not '%s'", optarg);
             break;
         case 'h': inspect_help(); return KD_EXIT_OK;
-        default:
-            return kd_cli_usage_error("inspect", "unknown or incomplete option '%s'",
-                                      argv[optind - 1]);
+        default: return kd_cli_bad_option("inspect", opts, c, argv[optind - 1]);
         }
     }
     if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
         return kd_cli_usage_error("inspect", "--format must be text or json, not '%s'", format);
     if (optind != argc - 1)
-        return kd_cli_usage_error("inspect", "expected exactly one TRACE argument");
+        return kd_cli_usage_error("inspect", "expected exactly one TRACE argument, got %d", argc - optind);
     const char *path = argv[optind];
     kd_error err;
     kd_error_clear(&err);
@@ -78,7 +79,7 @@ int kd_cmd_inspect(int argc, char **argv)
     if (ok && !r.chosen_pid) {
         /* product.md §7: a trace with no GPU kernels is an input error */
         char msg[1024];
-        kd_describe_no_kernels(&side, path, msg, sizeof msg);
+        kd_describe_no_kernels(&side, path, pid, msg, sizeof msg);
         rc = kd_cli_error("%s", msg);
     }
     kd_inspect_free(&r);

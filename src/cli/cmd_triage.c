@@ -11,23 +11,29 @@
 
 static void triage_help(void)
 {
-    printf("Usage: kerndiff triage TRACE [--mapping M] [options]\n"
+    printf("Usage: kerndiff triage TRACE [options]\n"
            "\n"
            "The overlap-opportunity table of one trace, per stage (extend/prefill, decode,\n"
            "all): the kernels with the most exposed time (still on the critical path) and\n"
            "the mostly hidden memory/elementwise kernels, each with its Python scope, its\n"
            "same-stream neighbours' dependency risk, a priority and a recommendation.\n"
-           "TRACE is its own mapping trace unless --mapping names a separate capture.\n"
+           "TRACE is a trace file (.json, .json.gz), a directory of traces, or '-' for\n"
+           "standard input; it is its own mapping trace unless --mapping names another.\n"
            "\n"
            "  --mapping M        mapping trace (file or directory) for Python-scope attribution\n"
-           "  --pid SUBSTR       analyse the heaviest pid whose name contains SUBSTR\n"
-           "  --stage STAGE      only extend, decode or all\n"
-           "  --limit N          at most N action rows per stage (0 = all; before --min-share)\n"
-           "  --min-share PCT    render rows whose share of busy time is >= PCT (default 1.0)\n"
-           "  --format FMT       stdout format: text (default), markdown, csv or json\n"
-           "  --markdown FILE    also write the Markdown table to FILE ('-' = stdout)\n"
+           "  --pid SUBSTR       analyse the process (pid) with the most GPU kernel time among\n"
+           "                     those whose pid contains SUBSTR\n"
+           "  --stage STAGE      one stage only: extend (also spelled prefill), decode or all\n"
+           "  --limit N          keep at most the N first rows of each stage's table, in\n"
+           "                     priority order; 0 (default) keeps them all; at most 1000000\n"
+           "  --min-share PCT    show only kernels that take at least PCT percent of the\n"
+           "                     stage's busy GPU time (default 1.0; 0 shows every row;\n"
+           "                     applied after --limit)\n"
+           "  --format FMT       standard output: text (default), markdown, csv or json\n"
+           "  --markdown FILE    also write the Markdown table to FILE\n"
            "  --csv FILE         also write the rendered rows as CSV to FILE\n"
            "  --json FILE        also write the JSON document to FILE\n"
+           "                     (FILE '-' is standard output, with -q: one report there)\n"
            "  --dump-internals   JSON: also every kernel event and the source map before\n"
            "                     the kernel-site merge\n"
            "  --framework FW     auto (default), sglang, vllm, trtllm or tokenspeed: how the\n"
@@ -35,10 +41,11 @@ static void triage_help(void)
            "  --no-kernel-map    do not use kernel-site payloads (debug)\n"
            "  --threads N        1 or 2: threads that parse one large trace (default:\n"
            "                     2 on a machine with 2 cores or more; the output is the same)\n"
-           "  -q, --quiet        nothing on stdout (files only)\n"
+           "  -q, --quiet        no report on standard output (files only)\n"
            "  -h, --help         this help\n"
            "\n"
-           "Files are written to a temporary file and renamed: a failed run leaves none.\n"
+           "Reports are written together once everything succeeded, or none is; an output\n"
+           "that names an input, a directory or another output is refused before any work.\n"
            "Exit status: 0 ok; 2 bad usage, unreadable or invalid trace, or no GPU kernels.\n");
 }
 
@@ -62,19 +69,20 @@ typedef struct {
     kd_cli_common com;
 } triage_cli;
 
+static const struct option triage_options[] = {
+    KD_CLI_COMMON_OPTIONS,
+    {"mapping", required_argument, NULL, 'm'},
+    {"dump-internals", no_argument, NULL, 'd'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
 static int parse_triage_args(int argc, char **argv, triage_cli *o)
 {
-    static const struct option opts[] = {
-        KD_CLI_COMMON_OPTIONS,
-        {"mapping", required_argument, NULL, 'm'},
-        {"dump-internals", no_argument, NULL, 'd'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hq", triage_options, NULL)) != -1) {
         int common = kd_cli_common_option("triage", c, optarg, &o->com);
         if (common < 0)
             return KD_EXIT_ERROR;
@@ -84,8 +92,7 @@ static int parse_triage_args(int argc, char **argv, triage_cli *o)
         case 'm': o->com.analysis.mapping_path = optarg; break;
         case 'd': o->com.analysis.dump_internals = true; break;
         case 'h': triage_help(); return -1;
-        default:
-            return kd_cli_usage_error("triage", "unknown or incomplete option '%s'", argv[optind - 1]);
+        default: return kd_cli_bad_option("triage", triage_options, c, argv[optind - 1]);
         }
     }
     o->t = o->com.analysis;
@@ -94,7 +101,7 @@ static int parse_triage_args(int argc, char **argv, triage_cli *o)
         return kd_cli_usage_error("triage", "--format must be text, markdown, csv or json, not '%s'",
                                   o->com.format);
     if (optind != argc - 1)
-        return kd_cli_usage_error("triage", "expected exactly one TRACE argument");
+        return kd_cli_usage_error("triage", "expected exactly one TRACE argument, got %d", argc - optind);
     o->t.formal_path = argv[optind];
     return 0;
 }
@@ -104,17 +111,10 @@ typedef struct {
     const triage_cli *o;
 } output_ctx;
 
-static bool write_one(void *ctx, size_t i, FILE *fp)
+static bool render_table(void *ctx, const char *format, FILE *fp)
 {
     const output_ctx *c = ctx;
-    return writer_for(kd_cli_file_formats[i])(c->t, &c->o->t, fp);
-}
-
-/* Every extra file, written atomically; on any failure none is left. */
-static bool write_files(const kd_triage *t, const triage_cli *o)
-{
-    output_ctx ctx = {t, o};
-    return kd_cli_write_outputs(o->com.files, 3, write_one, &ctx);
+    return writer_for(format)(c->t, &c->o->t, fp);
 }
 
 int kd_cmd_triage(int argc, char **argv)
@@ -125,19 +125,19 @@ int kd_cmd_triage(int argc, char **argv)
     int rc = parse_triage_args(argc, argv, &o);
     if (rc)
         return rc < 0 ? KD_EXIT_OK : rc;
-    for (int i = 0; i < 3; i++)
-        if (o.com.files[i] && !kd_output_check(o.com.files[i]))
-            return KD_EXIT_ERROR;
+    const char *inputs[2] = {o.t.formal_path, o.t.mapping_path};
+    kd_outputs outs;
+    if (!kd_cli_one_stdin("triage", inputs, 2) || !kd_cli_plan_outputs("triage", &o.com, inputs, 2, &outs))
+        return KD_EXIT_ERROR;
     kd_error err;
     kd_error_clear(&err);
     kd_triage t;
-    if (kd_triage_run(&o.t, &t, &err) != KD_OK)
+    if (kd_triage_run(&o.t, &t, &err) != KD_OK) {
+        kd_outputs_abort(&outs);
         return kd_cli_error("%s", err.msg);
-    rc = write_files(&t, &o) ? KD_EXIT_OK : KD_EXIT_ERROR;
-    if (rc == KD_EXIT_OK && !o.com.quiet && !writer_for(o.com.format)(&t, &o.t, stdout))
-        rc = kd_cli_error("standard output: write error");
-    if (rc == KD_EXIT_OK && fflush(stdout) != 0)
-        rc = kd_cli_error("standard output: write error");
+    }
+    output_ctx ctx = {&t, &o};
+    rc = kd_outputs_write(&outs, render_table, &ctx) ? KD_EXIT_OK : KD_EXIT_ERROR;
     kd_triage_free(&t);
     return rc;
 }

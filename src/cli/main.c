@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -31,8 +32,66 @@ static void print_help(FILE *out)
             "the file and, for parse errors, the byte offset).\n");
 }
 
+/* The commands, as tmux's cmd_entry table: one entry per command. */
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} kd_command;
+
+static const kd_command commands[] = {
+    {"inspect", kd_cmd_inspect},
+    {"diff", kd_cmd_diff},
+    {"triage", kd_cmd_triage},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static const kd_command *find_command(const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+/* "kerndiff A B diff": the command given after its operands. */
+static int misplaced_command(int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++) {
+        if (!find_command(argv[i]))
+            continue;
+        fprintf(stderr, "%s: '%s' is not a command; the command comes first: %s %s", kd_prog, argv[1],
+                kd_prog, argv[i]);
+        for (int k = 1; k < argc; k++)
+            if (k != i)
+                fprintf(stderr, " %s", argv[k]);
+        fputc('\n', stderr);
+        return KD_EXIT_ERROR;
+    }
+    return -1;
+}
+
+static int unknown_command(int argc, char **argv)
+{
+    const char *cmd = argv[1];
+    int rc = misplaced_command(argc, argv);
+    if (rc >= 0)
+        return rc;
+    const char *names[N_COMMANDS];
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        names[i] = commands[i].name;
+    const char *near = kd_cli_nearest(cmd, strlen(cmd), names, N_COMMANDS);
+    if (near)
+        return kd_cli_error("unknown command '%s'; did you mean '%s'? (see 'kerndiff --help')", cmd, near);
+    if (access(cmd, F_OK) == 0)
+        return kd_cli_error("'%s' is not a command; to read it: %s inspect %s, %s triage %s, "
+                            "or %s diff %s CANDIDATE", cmd, kd_prog, cmd, kd_prog, cmd, kd_prog, cmd);
+    return kd_cli_error("unknown command '%s' (see 'kerndiff --help')", cmd);
+}
+
 int main(int argc, char **argv)
 {
+    kd_cli_guard_stdio();
+    kd_outputs_install_signals();
     if (argc < 2) {
         print_help(stderr);
         return KD_EXIT_ERROR;
@@ -46,11 +105,8 @@ int main(int argc, char **argv)
         printf("kerndiff %s\n", PACKAGE_VERSION);
         return KD_EXIT_OK;
     }
-    if (strcmp(cmd, "inspect") == 0)
-        return kd_cmd_inspect(argc - 1, argv + 1);
-    if (strcmp(cmd, "triage") == 0)
-        return kd_cmd_triage(argc - 1, argv + 1);
-    if (strcmp(cmd, "diff") == 0)
-        return kd_cmd_diff(argc - 1, argv + 1);
-    return kd_cli_error("unknown command '%s' (see 'kerndiff --help')", cmd);
+    const kd_command *c = find_command(cmd);
+    if (c)
+        return c->run(argc - 1, argv + 1);
+    return unknown_command(argc, argv);
 }
