@@ -231,11 +231,11 @@ void kd_kernel_list_free(kd_kernel_list *l)
 static kd_status claim_stages(kd_trace *t, kd_stage path_stage, const kd_kernel_list *ev,
                               kd_bundle_map *m, kd_error *err)
 {
-    size_t count[3] = {0, 0, 0};
+    size_t count[KD_STAGE_COUNT] = {0, 0, 0};
     for (size_t i = 0; i < ev->n; i++)
         count[path_stage != KD_STAGE_ALL ? path_stage : ev->v[i].stage]++;
     bool others = count[KD_STAGE_EXTEND] || count[KD_STAGE_DECODE];
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < KD_STAGE_COUNT; s++) {
         if (!count[s] || m->has[s] || (s == KD_STAGE_ALL && others))
             continue;
         kd_bundle *b = &m->by_stage[s];
@@ -272,7 +272,7 @@ kd_status kd_build_bundle_map(kd_trace *const *traces, const kd_stage *path_stag
 
 void kd_bundle_map_free(kd_bundle_map *m)
 {
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < KD_STAGE_COUNT; s++) {
         for (size_t i = 0; i < m->by_stage[s].n; i++)
             kd_counter_free(&m->by_stage[s].events[i].overlap_with);
         free(m->by_stage[s].events);
@@ -280,7 +280,7 @@ void kd_bundle_map_free(kd_bundle_map *m)
     memset(m, 0, sizeof *m);
 }
 
-size_t kd_render_stages(const kd_bundle_map *m, kd_stage out[3])
+size_t kd_render_stages(const kd_bundle_map *m, kd_stage out[KD_STAGE_COUNT])
 {
     size_t n = 0;
     for (int s = KD_STAGE_EXTEND; s <= KD_STAGE_DECODE; s++)
@@ -298,7 +298,7 @@ kd_bundle *kd_pick_stage_bundle(kd_bundle_map *m, kd_stage stage)
     if (m->has[KD_STAGE_ALL])
         return &m->by_stage[KD_STAGE_ALL];
     int only = -1, count = 0;
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < KD_STAGE_COUNT; s++)
         if (m->has[s]) {
             only = s;
             count++;

@@ -70,13 +70,13 @@ static int cmp_interval(const void *pa, const void *pb)
 static bool collect_streams(kd_inspect *r, str_index *ix)
 {
     size_t total = 0, cap = 0;
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < KD_STAGE_COUNT; s++)
         total += r->side->bundles.has[s] ? r->side->bundles.by_stage[s].n : 0;
     interval *iv = malloc((total ? total : 1) * sizeof *iv);
     if (!iv)
         return false;
     size_t k = 0;
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < KD_STAGE_COUNT; s++) {
         const kd_bundle *b = &r->side->bundles.by_stage[s];
         if (!r->side->bundles.has[s])
             continue;
@@ -138,7 +138,7 @@ static void collect_counts(kd_inspect *r)
 
 static void collect_stages(kd_inspect *r)
 {
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < KD_STAGE_COUNT; s++) {
         const kd_bundle *b = &r->side->bundles.by_stage[s];
         if (!r->side->bundles.has[s])
             continue;

@@ -1469,7 +1469,7 @@ typedef struct {
 } stage_group;
 
 typedef struct {
-    stage_group g[3];
+    stage_group g[KD_STAGE_COUNT];
     size_t n;
     uint32_t *pool;
 } stage_groups;
@@ -1481,8 +1481,8 @@ static bool group_by_stage(const ks_trace *x, kd_stage path_stage, stage_groups 
     out->pool = malloc((x->nk ? x->nk : 1) * sizeof *out->pool);
     if (!out->pool)
         return false;
-    size_t count[3] = {0, 0, 0};
-    int slot[3] = {-1, -1, -1};
+    size_t count[KD_STAGE_COUNT] = {0, 0, 0};
+    int slot[KD_STAGE_COUNT] = {-1, -1, -1};
     for (size_t i = 0; i < x->nk; i++) {
         kd_stage st = path_stage != KD_STAGE_ALL ? path_stage : x->k[i].stage;
         if (slot[st] < 0) {
@@ -1601,24 +1601,24 @@ static kd_status map_init(kd_kernel_map *m, bool is_kernel_map, kd_error *err)
     m->strings = kd_interner_new();
     if (!m->strings)
         return kd_fail(err, KD_ENOMEM, "out of memory building the kernel map");
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < KD_STAGE_COUNT; s++)
         m->stages[s].strings = m->strings;
     m->global.strings = m->strings;
     return KD_OK;
 }
 
 typedef struct {
-    site_stats stats[3], global;
-    kd_i64map cats[3], gcats;
-    bool has[3];
-    kd_stage order[3];
+    site_stats stats[KD_STAGE_COUNT], global;
+    kd_i64map cats[KD_STAGE_COUNT], gcats;
+    bool has[KD_STAGE_COUNT];
+    kd_stage order[KD_STAGE_COUNT];
     size_t n_order;
 } mapping_acc;
 
 static void mapping_acc_init(mapping_acc *a)
 {
     memset(a, 0, sizeof *a);
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < KD_STAGE_COUNT; s++) {
         site_stats_init(&a->stats[s]);
         kd_i64map_init(&a->cats[s]);
     }
@@ -1628,7 +1628,7 @@ static void mapping_acc_init(mapping_acc *a)
 
 static void mapping_acc_free(mapping_acc *a)
 {
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < KD_STAGE_COUNT; s++) {
         site_stats_free(&a->stats[s]);
         kd_i64map_free(&a->cats[s]);
     }
@@ -1823,7 +1823,7 @@ kd_status kd_kernel_sites_build_both(kd_trace *const *traces, const kd_stage *pa
     kd_interner_free(payloads->strings);
     payloads->strings = kmap->strings;
     payloads->strings_borrowed = true;
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < KD_STAGE_COUNT; s++)
         payloads->stages[s].strings = kmap->strings;
     payloads->global.strings = kmap->strings;
     mapping_acc a;
@@ -2071,7 +2071,7 @@ void kd_kernel_map_free(kd_kernel_map *m)
 {
     if (!m)
         return;
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < KD_STAGE_COUNT; s++)
         payload_free(&m->stages[s]);
     payload_free(&m->global);
     lookup_state_free(m->lookup);

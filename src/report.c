@@ -690,15 +690,15 @@ static size_t list_size(const md_list *l)
 typedef struct {
     const kd_report *r;
     sbuf prelude;
-    sbuf summary[3];
-    md_list lists[3][L_KINDS];
+    sbuf summary[KD_STAGE_COUNT];
+    md_list lists[KD_STAGE_COUNT][L_KINDS];
     size_t n_stages;
 } md_doc;
 
 static void md_doc_free(md_doc *m)
 {
     sb_free(&m->prelude);
-    for (size_t s = 0; s < 3; s++) {
+    for (size_t s = 0; s < KD_STAGE_COUNT; s++) {
         sb_free(&m->summary[s]);
         for (int k = 0; k < L_KINDS; k++) {
             free(m->lists[s][k].rows);

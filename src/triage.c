@@ -77,7 +77,7 @@ void kd_describe_no_kernels(const kd_side *s, const char *path, const char *pid_
 
 static bool side_has_kernels(const kd_side *s)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < KD_STAGE_COUNT; i++)
         if (s->bundles.has[i])
             return true;
     return false;
@@ -158,11 +158,9 @@ static void *build_formal_payloads(void *arg)
  * formal stage payloads are merged into each stage's source map. Together
  * they are most of the analysis after the load. A side that is its own
  * mapping side (divergence D3, the default) builds both from one pass over
- * its kernel sites: about half the instructions of the two builds, and
- * faster than the two builds at once on two threads, which compete for the
- * memory both walk (tests/bench/phases, generated traces, load on two
- * threads: analysis 0.024 -> 0.019 s at 30 MB, 0.31-0.41 -> 0.22-0.30 s at
- * 300 MB), in less memory. With a mapping trace of its own (--mapping) the
+ * its kernel sites: fewer instructions than the two builds, and faster than
+ * the two at once on two threads, which compete for the memory both walk
+ * (docs/performance.md, "What made it faster"). With a mapping trace of its own (--mapping) the
  * two read different traces: with two threads allowed (opt->load) they are
  * built at once, each reading the traces only and writing its own map. */
 static kd_status build_kernel_sites(const kd_triage_options *opt, kd_triage *t, kd_error *err)
@@ -237,7 +235,7 @@ kd_status kd_triage_analyze(const kd_triage_options *opt, kd_triage *out, kd_err
         kd_triage_free(out);
         return st;
     }
-    kd_stage stages[3];
+    kd_stage stages[KD_STAGE_COUNT];
     size_t n = kd_render_stages(&out->formal.bundles, stages);
     kd_bundle_map *mapping_bundles =
         out->mapping == &out->formal ? &out->formal.bundles : &out->mapping_own.bundles;

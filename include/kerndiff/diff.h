@@ -94,7 +94,7 @@ typedef struct {
     double steps_base, steps_cand; /* ProfilerStep counts (0 = none) */
     double scale_base, scale_cand; /* 1 / steps with --normalize steps, else 1 */
     bool normalized;               /* --normalize steps: times are per step */
-    kd_diff_stage stages[3];
+    kd_diff_stage stages[KD_STAGE_COUNT];
     size_t n_stages;
     char **warnings; /* stage pairing, step counts, missing communication */
     size_t n_warnings;

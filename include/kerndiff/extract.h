@@ -54,8 +54,8 @@ typedef struct {
 
 /* A side's bundles by stage (the first trace to claim a stage wins). */
 typedef struct {
-    kd_bundle by_stage[3];
-    bool has[3];
+    kd_bundle by_stage[KD_STAGE_COUNT];
+    bool has[KD_STAGE_COUNT];
 } kd_bundle_map;
 
 /* build_overlap_stage_bundle_map over traces already in reference order
@@ -67,7 +67,7 @@ void kd_bundle_map_free(kd_bundle_map *m);
 
 /* render_stages: stages present, `all` dropped if others exist, in stage order.
  * Returns the count written to out (at most 3). */
-size_t kd_render_stages(const kd_bundle_map *m, kd_stage out[3]);
+size_t kd_render_stages(const kd_bundle_map *m, kd_stage out[KD_STAGE_COUNT]);
 /* pick_stage_value (reference §3.5): exact, else all, else the only one, else NULL. */
 kd_bundle *kd_pick_stage_bundle(kd_bundle_map *m, kd_stage stage);
 

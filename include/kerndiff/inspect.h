@@ -36,7 +36,7 @@ typedef struct {
     size_t n_pids;
     kd_inspect_stream *streams;
     size_t n_streams;
-    kd_inspect_stage stages[3];
+    kd_inspect_stage stages[KD_STAGE_COUNT];
     size_t n_stages;
     uint64_t cat_launches[KD_CAT_COUNT];
     double cat_total_us[KD_CAT_COUNT];

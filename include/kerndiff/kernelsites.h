@@ -53,9 +53,9 @@ typedef struct kd_kernel_map_lookup_state kd_kernel_map_lookup_state; /* private
 typedef struct {
     kd_interner *strings;       /* every payload string; owned unless strings_borrowed */
     bool strings_borrowed;      /* kd_kernel_sites_build_both: the kernel map's */
-    kd_stage_payload stages[3]; /* by kd_stage */
-    bool has[3];
-    kd_stage order[3];          /* first-merge (kernel map) / first-key (formal) order */
+    kd_stage_payload stages[KD_STAGE_COUNT]; /* by kd_stage */
+    bool has[KD_STAGE_COUNT];
+    kd_stage order[KD_STAGE_COUNT];          /* first-merge (kernel map) / first-key (formal) order */
     size_t n_order;
     kd_stage_payload global;    /* mapping kernel map only */
     bool is_kernel_map;         /* true: {"stages":..., "global":...}; false: {stage: payload} */

@@ -106,6 +106,7 @@ bool kd_is_non_kernel_trace_category(const char *cat);
 bool kd_looks_like_python_scope_name(const char *name);
 
 typedef enum { KD_STAGE_EXTEND = 0, KD_STAGE_DECODE = 1, KD_STAGE_ALL = 2 } kd_stage;
+#define KD_STAGE_COUNT 3 /* the stages, for arrays indexed by kd_stage */
 /* "extend", "decode", "all" */
 const char *kd_stage_name(kd_stage s);
 /* "extend/prefill", "decode", "all" (reference §3.6 headings). */

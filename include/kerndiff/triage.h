@@ -54,7 +54,7 @@ typedef struct {
     kd_framework framework;       /* used for the mapping kernel map */
     kd_kernel_map mapping_kernel_map;
     kd_kernel_map formal_payloads;
-    kd_triage_stage stages[3];
+    kd_triage_stage stages[KD_STAGE_COUNT];
     size_t n_stages;
 } kd_triage;
 

@@ -88,7 +88,9 @@ bool kd_cli_parse_threads(const char *s, unsigned *out)
 
 kd_load_options kd_cli_load_options(unsigned threads, unsigned parallel)
 {
-    kd_load_options o = {1, 0};
+    kd_load_options o;
+    memset(&o, 0, sizeof o); /* zero: every other field at its default */
+    o.threads = 1;
     if (threads) {
         o.threads = threads;
         return o;

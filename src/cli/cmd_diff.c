@@ -4,6 +4,8 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "kerndiff/diff.h"
@@ -60,7 +62,9 @@ static void diff_help(void)
            "                         two sides already load at once; the output is the same)\n"
            "  -h, --help             this help\n"
            "\n"
-           "The verdict line (pass / warn / fail and the numbers) always goes to stderr.\n"
+           "The verdict line (pass / warn / fail and the numbers) goes to stderr, except when\n"
+           "stdout is the same file as stderr (2>&1 into a log) and its text or Markdown\n"
+           "report already starts with it.\n"
            "Reports are written together once everything succeeded, or none is; an output\n"
            "that names an input, a directory or another output is refused before any work.\n"
            "Exit status: 0 pass or warn, 1 the gate failed, 2 usage or input error.\n");
@@ -154,6 +158,21 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
     return 0;
 }
 
+/* Whether the verdict line and warnings on stderr would only repeat them:
+ * the text and Markdown reports start with both, and when stdout is not a
+ * terminal but the same file as stderr (a CI log taking 2>&1) the reader
+ * would see them twice. */
+static bool stderr_repeats_stdout(const diff_cli *o)
+{
+    struct stat out, err;
+    if (o->com.quiet || isatty(STDOUT_FILENO))
+        return false;
+    if (strcmp(o->com.format, "text") != 0 && strcmp(o->com.format, "markdown") != 0)
+        return false;
+    return fstat(STDOUT_FILENO, &out) == 0 && fstat(STDERR_FILENO, &err) == 0 &&
+           out.st_dev == err.st_dev && out.st_ino == err.st_ino;
+}
+
 static bool render_report(void *ctx, const char *format, FILE *fp)
 {
     return report_for(format)(ctx, fp);
@@ -183,14 +202,14 @@ int kd_cmd_diff(int argc, char **argv)
     kd_diff_gate(&d, &o.fail, &o.warn, &gate);
     kd_report rep = {&d, &o.d, &o.fail, &o.warn, &gate};
     rc = kd_outputs_write(&outs, render_report, &rep) ? KD_EXIT_OK : KD_EXIT_ERROR;
-    if (rc == KD_EXIT_OK) {
-        /* product.md §4: the verdict line always goes to stderr */
+    if (rc == KD_EXIT_OK && !stderr_repeats_stdout(&o)) {
+        /* product.md §4: the verdict line goes to stderr */
         fprintf(stderr, "%s\n", gate.line);
         for (size_t i = 0; i < gate.n_warnings; i++)
             fprintf(stderr, "kerndiff: warning: %s\n", gate.warnings[i]);
-        if (gate.verdict == KD_VERDICT_FAIL)
-            rc = KD_EXIT_GATE;
     }
+    if (rc == KD_EXIT_OK && gate.verdict == KD_VERDICT_FAIL)
+        rc = KD_EXIT_GATE;
     kd_gate_result_free(&gate);
     kd_diff_free(&d);
     return rc;

@@ -7,43 +7,53 @@
 
 #include "cli.h"
 
-static void print_help(FILE *out)
-{
-    fprintf(out,
-            "Usage: kerndiff COMMAND [options]\n"
-            "\n"
-            "Compare PyTorch-profiler (Kineto) traces kernel by kernel: exposed and hidden\n"
-            "GPU time, overlap opportunities, exposed communication.\n"
-            "\n"
-            "Commands:\n"
-            "  inspect TRACE                 what is in a trace: pids, streams, stages,\n"
-            "                                kernel categories, step markers, chosen pid\n"
-            "  diff BASELINE CANDIDATE       per-kernel deltas of exposed / hidden time,\n"
-            "                                priority changes, exposed-communication gate\n"
-            "  triage TRACE [--mapping M]    one trace's overlap-opportunity table\n"
-            "\n"
-            "TRACE is a trace file (.json or .json.gz, gzip detected by content) or a\n"
-            "directory of traces (rank 0, newest file per stage, prefill/ and decode/).\n"
-            "\n"
-            "  kerndiff --help | --version | COMMAND --help\n"
-            "\n"
-            "Exit status: 0 success (diff: gate passed or warned), 1 diff gate failed,\n"
-            "2 usage or input error (one line on stderr naming\n"
-            "the file and, for parse errors, the byte offset).\n");
-}
-
-/* The commands, as tmux's cmd_entry table: one entry per command. */
+/* The commands, as tmux's cmd_entry table: one entry per command, with what
+ * the main help says of it; the command parses its own options. */
 typedef struct {
     const char *name;
+    const char *operands; /* after the name, in the help */
+    const char *summary;  /* two lines at most, for the help */
     int (*run)(int argc, char **argv);
 } kd_command;
 
 static const kd_command commands[] = {
-    {"inspect", kd_cmd_inspect},
-    {"diff", kd_cmd_diff},
-    {"triage", kd_cmd_triage},
+    {"inspect", "TRACE", "what is in a trace: pids, streams, stages,\n"
+                         "kernel categories, step markers, chosen pid", kd_cmd_inspect},
+    {"diff", "BASELINE CANDIDATE", "per-kernel deltas of exposed / hidden time,\n"
+                                   "priority changes, exposed-communication gate", kd_cmd_diff},
+    {"triage", "TRACE", "one trace's overlap-opportunity table", kd_cmd_triage},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void print_help(FILE *out)
+{
+    fprintf(out, "Usage: kerndiff COMMAND [options] OPERANDS\n"
+                 "\n"
+                 "Compare PyTorch-profiler (Kineto) traces kernel by kernel: exposed and hidden\n"
+                 "GPU time, overlap opportunities, exposed communication.\n"
+                 "\n"
+                 "Commands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        const char *line = commands[i].summary;
+        int width = fprintf(out, "  %s %s", commands[i].name, commands[i].operands);
+        while (*line) {
+            size_t n = strcspn(line, "\n");
+            fprintf(out, "%*s%.*s\n", width < 32 ? 32 - width : 1, "", (int)n, line);
+            line += n + (line[n] == '\n');
+            width = 0;
+        }
+    }
+    fprintf(out, "\n"
+                 "TRACE, BASELINE and CANDIDATE are trace files (.json, or compressed: gzip\n"
+                 "detected by content), directories of traces (rank 0, newest file per stage,\n"
+                 "prefill/ and decode/), or '-' for standard input.\n"
+                 "\n"
+                 "  kerndiff --help | --version | COMMAND --help\n"
+                 "\n"
+                 "Exit status: 0 success (diff: gate passed or warned), 1 diff gate failed,\n"
+                 "2 usage or input error (one line on stderr naming the file and, for parse\n"
+                 "errors, the byte offset).\n");
+}
 
 static const kd_command *find_command(const char *name)
 {
