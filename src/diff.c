@@ -42,8 +42,14 @@ static kd_triage_options side_options(const kd_diff_options *o, const char *path
     return t;
 }
 
+/* The two triages a diff is computed from; freed once the diff holds its
+ * own copies of what it reports. */
+typedef struct {
+    kd_triage base, cand;
+} diff_sources;
+
 /* product.md §1: the two sides are loaded concurrently, one thread each */
-static kd_status run_sides(const kd_diff_options *o, kd_diff *d, kd_error *err)
+static kd_status run_sides(const kd_diff_options *o, diff_sources *d, kd_error *err)
 {
     side_job jobs[2] = {
         {side_options(o, o->baseline_path, o->baseline_mapping, o->baseline_pid), &d->base, {KD_OK, ""}, KD_OK},
@@ -87,6 +93,21 @@ static bool add_warning(char ***list, size_t *n, const char *fmt, ...)
         return false;
     (*n)++;
     return true;
+}
+
+/* ---- the diff's own strings ------------------------------------------------------ */
+
+bool kd_diff_init(kd_diff *d)
+{
+    memset(d, 0, sizeof *d);
+    d->strings = kd_interner_new();
+    return d->strings != NULL;
+}
+
+const char *kd_diff_own(kd_diff *d, const char *s)
+{
+    kd_sid id = kd_intern_cstr(d->strings, s ? s : "");
+    return id || !s || !*s ? kd_str(d->strings, id) : NULL;
 }
 
 /* ---- summaries ---------------------------------------------------------------- */
@@ -281,7 +302,10 @@ static const kd_action_row *action_row_of(const kd_triage_stage *ts, size_t agg,
     return NULL;
 }
 
-static void fill_side(const side_view *v, size_t i, double scale, double min_share, kd_diff_side *s)
+/* One side of a row, every string copied into the diff's arena. false when
+ * out of memory. */
+static bool fill_side(kd_diff *d, const side_view *v, size_t i, double scale, double min_share,
+                      kd_diff_side *s)
 {
     const kd_aggregate *a = &v->ts->aggregates.v[i];
     const kd_action_row *r = action_row_of(v->ts, i, min_share);
@@ -290,7 +314,7 @@ static void fill_side(const side_view *v, size_t i, double scale, double min_sha
     const char *scope = src ? kd_source_stats_best(&v->ts->sources, &src->scope) : NULL;
     *s = (kd_diff_side){
         .present = true,
-        .name = v->names[i],
+        .name = kd_diff_own(d, v->names[i]),
         .category = a->category,
         .launches = a->count,
         .total_us = a->total_us * scale,
@@ -300,18 +324,23 @@ static void fill_side(const side_view *v, size_t i, double scale, double min_sha
         .share_pct = busy > 0 ? a->total_us / busy * 100.0 : 0.0,
         .exposed_ratio = kd_aggregate_exclusive_ratio(a),
         .hidden_ratio = kd_aggregate_hidden_ratio(a),
-        .priority = r ? r->priority : NULL,
-        .verdict = r ? r->verdict : NULL,
-        .recommendation = r ? r->recommendation : NULL,
-        .dependency_risk = r ? kd_dependency_risk_label(r->dependency_signal) : NULL,
-        .python_scope = r ? r->python_scope : scope ? scope : "",
+        .priority = r ? kd_diff_own(d, r->priority) : NULL,
+        .verdict = r ? kd_diff_own(d, r->verdict) : NULL,
+        .recommendation = r ? kd_diff_own(d, r->recommendation) : NULL,
+        .dependency_risk = r ? kd_diff_own(d, kd_dependency_risk_label(r->dependency_signal)) : NULL,
+        .python_scope = kd_diff_own(d, r ? r->python_scope : scope ? scope : ""),
     };
+    return s->name && s->python_scope && (!r || (s->priority && s->verdict && s->recommendation &&
+                                                 s->dependency_risk));
 }
 
 static double rel_pct(double d, double base) { return base != 0.0 ? d / base * 100.0 : NAN; }
 
-static void finish_row(kd_diff_row *r)
+void kd_diff_row_finish(kd_diff_row *r, kd_match_kind match)
 {
+    r->match = match;
+    r->name = r->cand.present ? r->cand.name : r->base.name;
+    r->category = r->cand.present ? r->cand.category : r->base.category;
     r->d_total_us = r->cand.total_us - r->base.total_us;
     r->d_exposed_us = r->cand.exposed_us - r->base.exposed_us;
     r->d_hidden_us = r->cand.hidden_us - r->base.hidden_us;
@@ -339,36 +368,29 @@ static int cmp_rows(const void *pa, const void *pb)
     return (a->category > b->category) - (a->category < b->category);
 }
 
-static bool build_rows(kd_diff_stage *ds, side_view *b, side_view *c, double sb, double sc,
+static bool build_rows(kd_diff *d, kd_diff_stage *ds, side_view *b, side_view *c, double sb, double sc,
                        double min_share)
 {
     size_t nb = b->ts->aggregates.n, nc = c->ts->aggregates.n, n = 0;
     ds->rows = calloc(nb + nc + 1, sizeof *ds->rows);
-    if (!ds->rows)
-        return false;
-    for (size_t i = 0; i < nc; i++) {
+    bool ok = ds->rows != NULL;
+    for (size_t i = 0; ok && i < nc; i++) {
         kd_diff_row *r = &ds->rows[n++];
-        fill_side(c, i, sc, min_share, &r->cand);
-        if (c->match[i] >= 0)
-            fill_side(b, (size_t)c->match[i], sb, min_share, &r->base);
-        r->match = c->kind[i];
-        r->name = r->cand.name;
-        r->category = r->cand.category;
-        finish_row(r);
+        ok = fill_side(d, c, i, sc, min_share, &r->cand) &&
+             (c->match[i] < 0 || fill_side(d, b, (size_t)c->match[i], sb, min_share, &r->base));
+        kd_diff_row_finish(r, c->kind[i]);
     }
-    for (size_t i = 0; i < nb; i++) {
+    for (size_t i = 0; ok && i < nb; i++) {
         if (b->match[i] >= 0)
             continue;
         kd_diff_row *r = &ds->rows[n++];
-        fill_side(b, i, sb, min_share, &r->base);
-        r->match = KD_MATCH_NONE;
-        r->name = r->base.name;
-        r->category = r->base.category;
-        finish_row(r);
+        ok = fill_side(d, b, i, sb, min_share, &r->base);
+        kd_diff_row_finish(r, KD_MATCH_NONE);
     }
     ds->n_rows = n;
-    qsort(ds->rows, n, sizeof *ds->rows, cmp_rows);
-    return true;
+    if (ok)
+        qsort(ds->rows, n, sizeof *ds->rows, cmp_rows);
+    return ok;
 }
 
 const char *kd_diff_row_kind(const kd_diff_row *r)
@@ -380,15 +402,20 @@ const char *kd_diff_row_kind(const kd_diff_row *r)
     return kd_match_kind_name(r->match);
 }
 
-static bool diff_stage(kd_diff_stage *ds, double sb, double sc, double min_share)
+/* The triage stages a diff stage compares (both non-NULL). */
+typedef struct {
+    const kd_triage_stage *base, *cand;
+} stage_pair;
+
+static bool diff_stage(kd_diff *d, kd_diff_stage *ds, const stage_pair *p, double min_share)
 {
     side_view b, c;
     memset(&b, 0, sizeof b);
     memset(&c, 0, sizeof c);
-    bool ok = view_init(&b, ds->base) && view_init(&c, ds->cand) && match_exact(&b, &c) &&
-              match_relaxed(&b, &c) && build_rows(ds, &b, &c, sb, sc, min_share);
-    summarize(ds->base, sb, &ds->sum_base);
-    summarize(ds->cand, sc, &ds->sum_cand);
+    bool ok = view_init(&b, p->base) && view_init(&c, p->cand) && match_exact(&b, &c) &&
+              match_relaxed(&b, &c) && build_rows(d, ds, &b, &c, d->scale_base, d->scale_cand, min_share);
+    summarize(p->base, d->scale_base, &ds->sum_base);
+    summarize(p->cand, d->scale_cand, &ds->sum_cand);
     view_free(&b);
     view_free(&c);
     return ok;
@@ -415,29 +442,37 @@ static const kd_triage_stage *pick_stage(const kd_triage *t, kd_stage stage)
     return all ? all : n == 1 ? only : NULL;
 }
 
-static bool pair_stages(kd_diff *d)
+/* The pid a stage analysed, in the diff's arena. */
+static const char *stage_pid(kd_diff *d, const kd_triage_stage *ts)
+{
+    return kd_diff_own(d, ts->formal->pid ? kd_str(ts->formal->trace->strings, ts->formal->pid) : "");
+}
+
+static bool pair_stages(kd_diff *d, const diff_sources *src, stage_pair *pairs)
 {
     bool ok = true;
-    for (size_t i = 0; ok && i < d->cand.n_stages; i++) {
-        const kd_triage_stage *c = &d->cand.stages[i];
+    for (size_t i = 0; ok && i < src->cand.n_stages; i++) {
+        const kd_triage_stage *c = &src->cand.stages[i];
         if (!c->formal)
             continue;
-        const kd_triage_stage *b = pick_stage(&d->base, c->stage);
+        const kd_triage_stage *b = pick_stage(&src->base, c->stage);
         if (!b) {
             ok = add_warning(&d->warnings, &d->n_warnings,
                              "stage %s is only in the candidate: not compared",
                              kd_stage_display_name(c->stage));
             continue;
         }
+        pairs[d->n_stages] = (stage_pair){b, c};
         kd_diff_stage *ds = &d->stages[d->n_stages++];
         memset(ds, 0, sizeof *ds);
         ds->stage = c->stage;
-        ds->base = b;
-        ds->cand = c;
+        ds->base_pid = stage_pid(d, b);
+        ds->cand_pid = stage_pid(d, c);
+        ok = ds->base_pid && ds->cand_pid;
     }
-    for (size_t i = 0; ok && i < d->base.n_stages; i++) {
-        const kd_triage_stage *b = &d->base.stages[i];
-        if (b->formal && !pick_stage(&d->cand, b->stage))
+    for (size_t i = 0; ok && i < src->base.n_stages; i++) {
+        const kd_triage_stage *b = &src->base.stages[i];
+        if (b->formal && !pick_stage(&src->cand, b->stage))
             ok = add_warning(&d->warnings, &d->n_warnings,
                              "stage %s is only in the baseline: not compared",
                              kd_stage_display_name(b->stage));
@@ -451,10 +486,27 @@ static double side_steps(const kd_triage *t)
     return (double)(cpu ? cpu : kd_side_profiler_steps(&t->formal, true));
 }
 
+/* What a side read, in the diff's arena. */
+static bool record_input(kd_diff *d, kd_diff_input *in, const char *path, const char *mapping,
+                         const kd_triage *t)
+{
+    const kd_trace_set *f = &t->formal.files;
+    in->path = kd_diff_own(d, path);
+    in->mapping = mapping ? kd_diff_own(d, mapping) : NULL;
+    in->steps = side_steps(t);
+    in->files = calloc(f->n ? f->n : 1, sizeof *in->files);
+    if (!in->path || (mapping && !in->mapping) || !in->files)
+        return false;
+    for (size_t i = 0; i < f->n; i++)
+        if (!(in->files[in->n_files++] = kd_diff_own(d, f->files[i].path)))
+            return false;
+    return true;
+}
+
 static kd_status set_scales(const kd_diff_options *o, kd_diff *d, kd_error *err)
 {
-    d->steps_base = side_steps(&d->base);
-    d->steps_cand = side_steps(&d->cand);
+    d->steps_base = d->base_in.steps;
+    d->steps_cand = d->cand_in.steps;
     d->scale_base = d->scale_cand = 1.0;
     if (o->normalize_steps) {
         if (!d->steps_base || !d->steps_cand)
@@ -494,17 +546,27 @@ static bool warn_missing_comm(kd_diff *d)
 
 kd_status kd_diff_run(const kd_diff_options *opt, kd_diff *out, kd_error *err)
 {
-    memset(out, 0, sizeof *out);
-    kd_status st = run_sides(opt, out, err);
+    diff_sources src;
+    stage_pair pairs[KD_STAGE_COUNT];
+    memset(&src, 0, sizeof src);
+    if (!kd_diff_init(out))
+        return kd_fail(err, KD_ENOMEM, "out of memory");
+    kd_status st = run_sides(opt, &src, err);
+    if (!st && (!record_input(out, &out->base_in, opt->baseline_path, opt->baseline_mapping, &src.base) ||
+                !record_input(out, &out->cand_in, opt->candidate_path, opt->candidate_mapping, &src.cand)))
+        st = kd_fail(err, KD_ENOMEM, "out of memory");
     if (!st)
         st = set_scales(opt, out, err);
-    if (!st && !pair_stages(out))
+    if (!st && !pair_stages(out, &src, pairs))
         st = kd_fail(err, KD_ENOMEM, "out of memory");
     for (size_t i = 0; !st && i < out->n_stages; i++)
-        if (!diff_stage(&out->stages[i], out->scale_base, out->scale_cand, opt->sides.min_share))
+        if (!diff_stage(out, &out->stages[i], &pairs[i], opt->sides.min_share))
             st = kd_fail(err, KD_ENOMEM, "out of memory matching kernels");
     if (!st && !warn_missing_comm(out))
         st = kd_fail(err, KD_ENOMEM, "out of memory");
+    /* the result holds its own copies: the traces go now, before any report */
+    kd_triage_free(&src.base);
+    kd_triage_free(&src.cand);
     if (st)
         kd_diff_free(out);
     return st;
@@ -517,8 +579,9 @@ void kd_diff_free(kd_diff *d)
     for (size_t i = 0; i < d->n_warnings; i++)
         free(d->warnings[i]);
     free(d->warnings);
-    kd_triage_free(&d->base);
-    kd_triage_free(&d->cand);
+    free(d->base_in.files);
+    free(d->cand_in.files);
+    kd_interner_free(d->strings);
     memset(d, 0, sizeof *d);
 }
 

@@ -195,11 +195,10 @@ static void fmt_grouped(char *buf, size_t n, unsigned long long v)
 
 /* ---- shared accessors ----------------------------------------------------------- */
 
-static const char *stage_pid(const kd_triage_stage *ts)
+static const char *stage_pid(const kd_diff_stage *s, bool cand)
 {
-    if (!ts || !ts->formal || !ts->formal->trace || !ts->formal->pid)
-        return "";
-    return kd_str(ts->formal->trace->strings, ts->formal->pid);
+    const char *p = cand ? s->cand_pid : s->base_pid;
+    return p ? p : "";
 }
 
 static const char *gate_line(const kd_report *r)
@@ -217,38 +216,31 @@ static const char *warning_at(const kd_report *r, size_t i)
     return r->gate ? r->gate->warnings[i] : r->diff->warnings[i];
 }
 
-static bool normalized(const kd_report *r) { return r->opt && r->opt->normalize_steps; }
+static bool normalized(const kd_report *r) { return r->diff->normalized; }
 
 static const char *time_unit(const kd_report *r) { return normalized(r) ? "us/step" : "us"; }
 
+static const kd_diff_input *side_input(const kd_report *r, bool cand)
+{
+    return cand ? &r->diff->cand_in : &r->diff->base_in;
+}
+
 static const char *opt_path(const kd_report *r, bool cand)
 {
-    if (!r->opt)
-        return "";
-    const char *p = cand ? r->opt->candidate_path : r->opt->baseline_path;
+    const char *p = side_input(r, cand)->path;
     return p ? p : "";
 }
 
-static const char *opt_mapping(const kd_report *r, bool cand)
-{
-    if (!r->opt)
-        return NULL;
-    return cand ? r->opt->candidate_mapping : r->opt->baseline_mapping;
-}
-
-static const kd_trace_set *side_files(const kd_report *r, bool cand)
-{
-    return cand ? &r->diff->cand.formal.files : &r->diff->base.formal.files;
-}
+static const char *opt_mapping(const kd_report *r, bool cand) { return side_input(r, cand)->mapping; }
 
 /* The distinct pids of a side over the compared stages, ", "-joined. */
 static void side_pids(const kd_diff *d, bool cand, sbuf *out)
 {
     for (size_t i = 0; i < d->n_stages; i++) {
-        const char *p = stage_pid(cand ? d->stages[i].cand : d->stages[i].base);
+        const char *p = stage_pid(&d->stages[i], cand);
         bool seen = !*p;
         for (size_t k = 0; k < i && !seen; k++)
-            seen = strcmp(p, stage_pid(cand ? d->stages[k].cand : d->stages[k].base)) == 0;
+            seen = strcmp(p, stage_pid(&d->stages[k], cand)) == 0;
         if (!seen) {
             if (out->n)
                 sb_puts(out, ", ");
@@ -320,19 +312,19 @@ static void md_warnings(const kd_report *r, sbuf *b)
 
 static void md_files_cell(const kd_report *r, bool cand, sbuf *b)
 {
-    const kd_trace_set *f = side_files(r, cand);
-    for (size_t i = 0; i < f->n; i++) {
+    const kd_diff_input *in = side_input(r, cand);
+    for (size_t i = 0; i < in->n_files; i++) {
         if (i)
             sb_puts(b, "<br>");
-        md_escape_short(b, f->files[i].path, KD_REPORT_PATH);
+        md_escape_short(b, in->files[i], KD_REPORT_PATH);
     }
 }
 
 /* whether the resolved files say more than the path given */
 static bool files_differ(const kd_report *r, bool cand)
 {
-    const kd_trace_set *f = side_files(r, cand);
-    return f->n > 1 || (f->n == 1 && strcmp(f->files[0].path, opt_path(r, cand)) != 0);
+    const kd_diff_input *in = side_input(r, cand);
+    return in->n_files > 1 || (in->n_files == 1 && strcmp(in->files[0], opt_path(r, cand)) != 0);
 }
 
 static void md_inputs(const kd_report *r, sbuf *b)
@@ -919,11 +911,11 @@ static void json_str_or_null(kd_json *j, const char *s)
         kd_json_null(j);
 }
 
-static void json_files(kd_json *j, const kd_trace_set *f)
+static void json_files(kd_json *j, const kd_diff_input *in)
 {
     kd_json_array_open(j);
-    for (size_t i = 0; i < f->n; i++)
-        kd_json_str(j, f->files[i].path);
+    for (size_t i = 0; i < in->n_files; i++)
+        kd_json_str(j, in->files[i]);
     kd_json_array_close(j);
 }
 
@@ -941,13 +933,13 @@ static void json_inputs(kd_json *j, const kd_report *r)
     kd_json_key(j, "candidate_mapping");
     json_str_or_null(j, opt_mapping(r, true));
     kd_json_key(j, "baseline_files");
-    json_files(j, side_files(r, false));
+    json_files(j, side_input(r, false));
     kd_json_key(j, "candidate_files");
-    json_files(j, side_files(r, true));
+    json_files(j, side_input(r, true));
     kd_json_key(j, "baseline_pid");
-    json_str_or_null(j, d->n_stages ? stage_pid(d->stages[0].base) : NULL);
+    json_str_or_null(j, d->n_stages ? stage_pid(&d->stages[0], false) : NULL);
     kd_json_key(j, "candidate_pid");
-    json_str_or_null(j, d->n_stages ? stage_pid(d->stages[0].cand) : NULL);
+    json_str_or_null(j, d->n_stages ? stage_pid(&d->stages[0], true) : NULL);
     kd_json_key(j, "normalize");
     kd_json_str(j, normalized(r) ? "steps" : "none");
     kd_json_key(j, "steps");
@@ -1110,8 +1102,8 @@ static void json_stage(kd_json *j, const kd_diff_stage *s)
     kd_json_map_open(j);
     json_str_key(j, "", "stage", true, kd_stage_name(s->stage));
     json_str_key(j, "", "display", true, kd_stage_display_name(s->stage));
-    json_str_key(j, "", "baseline_pid", true, stage_pid(s->base));
-    json_str_key(j, "", "candidate_pid", true, stage_pid(s->cand));
+    json_str_key(j, "", "baseline_pid", true, stage_pid(s, false));
+    json_str_key(j, "", "candidate_pid", true, stage_pid(s, true));
     kd_json_key(j, "summary");
     kd_json_map_open(j);
     kd_json_key(j, "baseline");

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "kerndiff/error.h"
+#include "kerndiff/intern.h"
 #include "kerndiff/lookup.h"
 #include "kerndiff/triage.h"
 
@@ -25,12 +26,15 @@ typedef struct {
     bool sequential; /* load the sides one after the other (tests) */
 } kd_diff_options;
 
-/* One side of a diff row. */
+/* One side of a diff row. Every string is the diff's own (kd_diff.strings):
+ * the row outlives the traces it was computed from. */
 typedef struct {
     bool present;
     const char *name; /* canonical kernel name on that side */
     kd_category category;
     uint64_t launches;
+    /* the diff says "exposed" for what the analysis calls exclusive time
+     * (reference: exclusive_us, time with no other stream busy) */
     double total_us, exposed_us, hidden_us, hidden_by_compute_us, share_pct;
     double exposed_ratio, hidden_ratio;
     /* when the kernel is an action row on that side, else NULL */
@@ -48,6 +52,10 @@ typedef struct {
     char priority_change[32];                        /* "P2->P1", "=", "new P1", "P3->none" */
 } kd_diff_row;
 
+/* The row arithmetic once both sides are filled: name and category from the
+ * candidate when present, the deltas, relative changes and priority change. */
+void kd_diff_row_finish(kd_diff_row *r, kd_match_kind match);
+
 /* "exact", "prefix", "substring", "long-prefix", "alias", "added", "removed" */
 const char *kd_diff_row_kind(const kd_diff_row *r);
 
@@ -64,11 +72,20 @@ typedef struct {
 
 typedef struct {
     kd_stage stage;
-    const kd_triage_stage *base, *cand; /* both non-NULL */
+    const char *base_pid, *cand_pid; /* the pid analysed on each side */
     kd_stage_summary sum_base, sum_cand;
     kd_diff_row *rows; /* ordered by |d exposed| desc, then name */
     size_t n_rows;
 } kd_diff_stage;
+
+/* What one side of the diff read. */
+typedef struct {
+    const char *path;    /* as given */
+    const char *mapping; /* a separate mapping trace, NULL: the trace itself */
+    const char **files;  /* the trace files read (a directory resolved) */
+    size_t n_files;
+    double steps;        /* ProfilerStep count (0 = none) */
+} kd_diff_input;
 
 /* A gate threshold: REL percent and/or ABS microseconds (product.md §4). */
 typedef struct {
@@ -89,8 +106,12 @@ typedef struct {
     size_t n_warnings;
 } kd_gate_result;
 
+/* A diff owns its data: every string it reports is copied into `strings`,
+ * and the two triages it was computed from are freed before kd_diff_run
+ * returns, so memory holds the result, not two traces. */
 typedef struct {
-    kd_triage base, cand;
+    kd_interner *strings;          /* the diff's own copies of names, paths, pids */
+    kd_diff_input base_in, cand_in;
     double steps_base, steps_cand; /* ProfilerStep counts (0 = none) */
     double scale_base, scale_cand; /* 1 / steps with --normalize steps, else 1 */
     bool normalized;               /* --normalize steps: times are per step */
@@ -99,6 +120,12 @@ typedef struct {
     char **warnings; /* stage pairing, step counts, missing communication */
     size_t n_warnings;
 } kd_diff;
+
+/* An empty diff with its string arena; false when out of memory. For
+ * callers that build a diff by hand (tests, a merge of saved results). */
+bool kd_diff_init(kd_diff *d);
+/* s copied into d's arena ("" for NULL); NULL when out of memory. */
+const char *kd_diff_own(kd_diff *d, const char *s);
 
 kd_status kd_diff_run(const kd_diff_options *opt, kd_diff *out, kd_error *err);
 void kd_diff_free(kd_diff *d);

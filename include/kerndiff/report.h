@@ -13,9 +13,10 @@
 /* GitHub's comment limit is 65,536; the report stays under this. */
 #define KD_MARKDOWN_LIMIT 60000
 
+/* A report reads the diff alone (inputs, pids, rows: kd_diff owns them),
+ * so it can be written after the traces are gone, or from a saved result. */
 typedef struct {
     const kd_diff *diff;
-    const kd_diff_options *opt;
     const kd_gate *fail, *warn;  /* may be unset (kd_gate.set false) */
     const kd_gate_result *gate;  /* verdict line and warnings */
 } kd_report;

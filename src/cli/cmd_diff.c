@@ -200,7 +200,7 @@ int kd_cmd_diff(int argc, char **argv)
     }
     kd_gate_result gate;
     kd_diff_gate(&d, &o.fail, &o.warn, &gate);
-    kd_report rep = {&d, &o.d, &o.fail, &o.warn, &gate};
+    kd_report rep = {&d, &o.fail, &o.warn, &gate};
     rc = kd_outputs_write(&outs, render_report, &rep) ? KD_EXIT_OK : KD_EXIT_ERROR;
     if (rc == KD_EXIT_OK && !stderr_repeats_stdout(&o)) {
         /* product.md §4: the verdict line goes to stderr */

@@ -287,6 +287,74 @@ START_TEST(test_normalize_steps)
 }
 END_TEST
 
+/* true when p points into the diff's own string arena */
+static bool owned(const kd_diff *d, const char *p)
+{
+    kd_sid id = kd_intern_find(d->strings, p, strlen(p));
+    return !*p || (id && kd_str(d->strings, id) == p);
+}
+
+/* architecture: the diff owns its data. kd_diff_run frees both triages
+ * before it returns; every string of the result lies in the diff's arena,
+ * and the result stays readable after its trace files are gone (under
+ * ASan a borrowed pointer would be a use after free). */
+START_TEST(test_diff_owns_its_data)
+{
+    kspec base[] = {{"ncclDevKernel_AllReduce_Sum_bf16", 8, 0, 50}, {"void gemm_kernel<float>(int)", 7, 0, 40},
+                    {"gone_kernel_xyz", 7, 40, 20}};
+    kspec cand[] = {{"ncclDevKernel_AllReduce_Sum_bf16", 8, 0, 30}, {"void gemm_kernel<float>(int)", 7, 0, 40},
+                    {"brand_new_kernel_q", 7, 40, 20}};
+    char *b = write_trace(base, 3, 2), *c = write_trace(cand, 3, 2);
+    kd_diff d = run_diff(b, c);
+    unlink(b);
+    unlink(c);
+    ck_assert(owned(&d, d.base_in.path) && owned(&d, d.cand_in.path));
+    ck_assert_uint_eq(d.base_in.n_files, 1);
+    ck_assert(owned(&d, d.base_in.files[0]) && strcmp(d.base_in.files[0], b) == 0);
+    ck_assert_uint_eq(d.n_stages, 1);
+    const kd_diff_stage *s = &d.stages[0];
+    ck_assert(owned(&d, s->base_pid) && strcmp(s->cand_pid, "TP00-gpu") == 0);
+    ck_assert_uint_eq(s->n_rows, 4);
+    for (size_t i = 0; i < s->n_rows; i++) {
+        const kd_diff_row *r = &s->rows[i];
+        ck_assert(owned(&d, r->name));
+        for (int k = 0; k < 2; k++) {
+            const kd_diff_side *x = k ? &r->cand : &r->base;
+            if (!x->present)
+                continue;
+            ck_assert(owned(&d, x->name) && owned(&d, x->python_scope));
+            ck_assert(!x->priority || owned(&d, x->priority));
+            ck_assert(!x->recommendation || owned(&d, x->recommendation));
+        }
+    }
+    ck_assert_ptr_nonnull(row_named(s, "brand_new_kernel_q"));
+    kd_diff_free(&d);
+    free(b);
+    free(c);
+}
+END_TEST
+
+/* kd_diff_row_finish: the deltas, relative changes and priority change */
+START_TEST(test_row_finish)
+{
+    kd_diff_row r;
+    memset(&r, 0, sizeof r);
+    r.base = (kd_diff_side){.present = true, .name = "k", .total_us = 10, .exposed_us = 4, .priority = "P2"};
+    r.cand = (kd_diff_side){.present = true, .name = "k2", .total_us = 15, .exposed_us = 0, .priority = "P1"};
+    kd_diff_row_finish(&r, KD_MATCH_PREFIX);
+    ck_assert_str_eq(r.name, "k2");
+    ck_assert(r.match == KD_MATCH_PREFIX);
+    ck_assert(fabs(r.d_total_us - 5) < 1e-12 && fabs(r.pct_total - 50) < 1e-12);
+    ck_assert(fabs(r.pct_exposed + 100) < 1e-12 && isnan(r.pct_hidden));
+    ck_assert_str_eq(r.priority_change, "P2->P1");
+    r.cand.present = false;
+    r.cand.priority = NULL;
+    kd_diff_row_finish(&r, KD_MATCH_NONE);
+    ck_assert_str_eq(r.name, "k");
+    ck_assert_str_eq(r.priority_change, "P2->none");
+}
+END_TEST
+
 Suite *diff_suite(void)
 {
     Suite *s = suite_create("diff");
@@ -298,6 +366,8 @@ Suite *diff_suite(void)
     tcase_add_test(tc, test_missing_communication);
     tcase_add_test(tc, test_gate_syntax);
     tcase_add_test(tc, test_normalize_steps);
+    tcase_add_test(tc, test_diff_owns_its_data);
+    tcase_add_test(tc, test_row_finish);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -23,10 +23,6 @@
 
 typedef struct {
     kd_diff d;
-    kd_trace traces[2];
-    kd_bundle bundles[2];
-    kd_triage_stage ts[2];
-    kd_diff_options opt;
     kd_gate fail, warn;
     kd_gate_result gate;
     kd_report rep;
@@ -57,28 +53,7 @@ static void side(kd_diff_side *s, const char *name, kd_category c, double expose
     s->python_scope = "python/sglang/srt/layers/linear.py(450): forward";
 }
 
-static double rel(double d, double b) { return b != 0.0 ? d / b * 100.0 : NAN; }
-
-/* as diff.c's finish_row */
-static void finish(kd_diff_row *r, kd_match_kind m)
-{
-    r->match = m;
-    r->name = r->cand.present ? r->cand.name : r->base.name;
-    r->category = r->cand.present ? r->cand.category : r->base.category;
-    r->d_total_us = r->cand.total_us - r->base.total_us;
-    r->d_exposed_us = r->cand.exposed_us - r->base.exposed_us;
-    r->d_hidden_us = r->cand.hidden_us - r->base.hidden_us;
-    r->pct_total = rel(r->d_total_us, r->base.total_us);
-    r->pct_exposed = rel(r->d_exposed_us, r->base.exposed_us);
-    r->pct_hidden = rel(r->d_hidden_us, r->base.hidden_us);
-    const char *bp = r->base.priority, *cp = r->cand.priority;
-    if ((!bp && !cp) || (bp && cp && strcmp(bp, cp) == 0))
-        snprintf(r->priority_change, sizeof r->priority_change, "=");
-    else if (!bp)
-        snprintf(r->priority_change, sizeof r->priority_change, "new %s", cp);
-    else
-        snprintf(r->priority_change, sizeof r->priority_change, "%s->%s", bp, cp ? cp : "none");
-}
+static void finish(kd_diff_row *r, kd_match_kind m) { kd_diff_row_finish(r, m); }
 
 static const char long_base[] =
     "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cutlass::gemm::GemmShape<128, 128, 64>, "
@@ -146,17 +121,20 @@ static void summary(kd_stage_summary *s, double comm_exposed)
 static void fixture_init(fixture *f)
 {
     memset(f, 0, sizeof *f);
-    for (int i = 0; i < 2; i++) {
-        f->traces[i].strings = kd_interner_new();
-        ck_assert_ptr_nonnull(f->traces[i].strings);
-        f->bundles[i].trace = &f->traces[i];
-        f->bundles[i].pid = kd_intern_cstr(f->traces[i].strings, "TP00-gpu");
-        f->ts[i].formal = &f->bundles[i];
-    }
     kd_diff *d = &f->d;
-    d->steps_base = 4;
-    d->steps_cand = 5;
+    ck_assert(kd_diff_init(d));
+    d->steps_base = d->base_in.steps = 4;
+    d->steps_cand = d->cand_in.steps = 5;
     d->scale_base = d->scale_cand = 1.0;
+    d->base_in.path = kd_diff_own(d, "base|line.json.gz");
+    d->cand_in.path = kd_diff_own(d, "cand`idate<1>.json.gz");
+    d->cand_in.mapping = kd_diff_own(d, "mapping.json");
+    for (int side = 0; side < 2; side++) {
+        kd_diff_input *in = side ? &d->cand_in : &d->base_in;
+        in->files = calloc(1, sizeof *in->files);
+        ck_assert_ptr_nonnull(in->files);
+        in->files[in->n_files++] = in->path;
+    }
     d->n_stages = 2;
     d->stages[0].stage = KD_STAGE_EXTEND;
     d->stages[0].rows = extend_rows(&d->stages[0].n_rows);
@@ -166,31 +144,21 @@ static void fixture_init(fixture *f)
     d->stages[1].rows = decode_rows(&d->stages[1].n_rows);
     summary(&d->stages[1].sum_base, 10.0);
     summary(&d->stages[1].sum_cand, 10.0);
-    for (int s = 0; s < 2; s++) {
-        d->stages[s].base = &f->ts[0];
-        d->stages[s].cand = &f->ts[1];
-    }
-    f->warnings[0] = strdup("the sides have different ProfilerStep counts (baseline 4, candidate 5)");
-    f->warnings[1] = strdup("stage all | is only in the <baseline>");
-    d->warnings = f->warnings;
+    for (int s = 0; s < 2; s++)
+        d->stages[s].base_pid = d->stages[s].cand_pid = kd_diff_own(d, "TP00-gpu");
+    d->warnings = calloc(2, sizeof *d->warnings);
+    ck_assert_ptr_nonnull(d->warnings);
+    d->warnings[0] = strdup("the sides have different ProfilerStep counts (baseline 4, candidate 5)");
+    d->warnings[1] = strdup("stage all | is only in the <baseline>");
     d->n_warnings = 2;
-    f->opt.baseline_path = "base|line.json.gz";
-    f->opt.candidate_path = "cand`idate<1>.json.gz";
-    f->opt.candidate_mapping = "mapping.json";
-    f->opt.sides.min_share = 1.0;
     ck_assert(kd_gate_parse("5%,200us", &f->fail, (char[128]){0}, 128));
     kd_diff_gate(d, &f->fail, &f->warn, &f->gate);
-    f->rep = (kd_report){d, &f->opt, &f->fail, &f->warn, &f->gate};
+    f->rep = (kd_report){d, &f->fail, &f->warn, &f->gate};
 }
 
 static void fixture_free(fixture *f)
 {
-    for (size_t s = 0; s < f->d.n_stages; s++)
-        free(f->d.stages[s].rows);
-    for (int i = 0; i < 2; i++) {
-        free(f->warnings[i]);
-        kd_interner_free(f->traces[i].strings);
-    }
+    kd_diff_free(&f->d);
     for (size_t i = 0; i < f->n_names; i++)
         free(f->names[i]);
     free(f->names);
