@@ -10,7 +10,7 @@
 #include "kerndiff/error.h"
 #include "kerndiff/kernelsites.h"
 #include "kerndiff/overlap.h"
-#include "kerndiff/rows.h"
+#include "kerndiff/priority.h"
 #include "kerndiff/side.h"
 #include "kerndiff/sourcemap.h"
 
@@ -67,8 +67,6 @@ kd_status kd_triage_run(const kd_triage_options *opt, kd_triage *out, kd_error *
 kd_status kd_triage_analyze(const kd_triage_options *opt, kd_triage *out, kd_error *err);
 void kd_triage_free(kd_triage *t);
 
-/* The JSON document (conformance README field names). false on write error. */
-bool kd_triage_write_json(const kd_triage *t, const kd_triage_options *opt, FILE *out);
 
 /* Whether an action row clears the render bar (reference §3.5 step 8). */
 bool kd_triage_row_rendered(const kd_triage_options *opt, const kd_action_row *r);

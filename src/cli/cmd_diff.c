@@ -9,7 +9,7 @@
 
 #include "cli.h"
 #include "kerndiff/diff.h"
-#include "kerndiff/report.h"
+#include "kerndiff/diff_report.h"
 
 static void diff_help(void)
 {

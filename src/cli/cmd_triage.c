@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "kerndiff/render.h"
 #include "kerndiff/triage.h"
+#include "kerndiff/triage_report.h"
 
 static void triage_help(void)
 {

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "kerndiff/triage.h"
+#include "kerndiff/triage_report.h"
 
 #define PROG "phases"
 

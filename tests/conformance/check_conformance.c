@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "jsoncmp.h"
-#include "kerndiff/render.h"
 #include "kerndiff/triage.h"
+#include "kerndiff/triage_report.h"
 
 static char shared_dir[4096];
 static yajl_val cases;

@@ -16,9 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kerndiff/render.h"
 #include "kerndiff/side.h"
 #include "kerndiff/triage.h"
+#include "kerndiff/triage_report.h"
 
 #include "sink.h"
 

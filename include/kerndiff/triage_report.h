@@ -1,8 +1,8 @@
-/* render.h — one trace's triage report: the reference's "Overlap Opportunity
+/* triage_report.h — one trace's triage report: the reference's "Overlap Opportunity
  * Table" as Markdown (reference §3.6, byte for byte), an aligned terminal
  * table, and CSV (libcsv quoting) of the rendered rows. */
-#ifndef KERNDIFF_RENDER_H
-#define KERNDIFF_RENDER_H
+#ifndef KERNDIFF_TRIAGE_REPORT_H
+#define KERNDIFF_TRIAGE_REPORT_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -27,5 +27,7 @@ char *kd_markdown_escape_cell(const char *s);
 bool kd_triage_write_markdown(const kd_triage *t, const kd_triage_options *opt, FILE *out);
 bool kd_triage_write_text(const kd_triage *t, const kd_triage_options *opt, FILE *out);
 bool kd_triage_write_csv(const kd_triage *t, const kd_triage_options *opt, FILE *out);
+/* The JSON document (conformance README field names). false on write error. */
+bool kd_triage_write_json(const kd_triage *t, const kd_triage_options *opt, FILE *out);
 
 #endif

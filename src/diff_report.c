@@ -1,4 +1,4 @@
-/* report.c — the diff reports (report.h; product.md §5): Markdown for a PR
+/* diff_report.c — the diff reports (diff_report.h; product.md §5): Markdown for a PR
  * comment (kept under KD_MARKDOWN_LIMIT by truncating lists with a note),
  * CSV through libcsv, JSON through yajl_gen (jsonw.h), and an aligned text
  * table for a terminal. Every number is written with a fixed precision and
@@ -6,7 +6,7 @@
  * Columns and fields are documented in docs/diff.md. */
 #include "config.h"
 
-#include "kerndiff/report.h"
+#include "kerndiff/diff_report.h"
 
 #include <csv.h>
 #include <inttypes.h>

@@ -1,4 +1,4 @@
-/* test_rows.c — unit tests of src/rows.c (reference §4 "Neighbours and
+/* test_priority.c — unit tests of src/priority.c (reference §4 "Neighbours and
  * dependency signal", "Priority and rows"): build_priority_and_recommendation,
  * dependency_risk_label, same_scope_family, and build_action_rows on
  * hand-made stages (trace -> bundle -> overlap sweep -> aggregates -> a
@@ -15,7 +15,7 @@
 #include "kerndiff/extract.h"
 #include "kerndiff/load.h"
 #include "kerndiff/overlap.h"
-#include "kerndiff/rows.h"
+#include "kerndiff/priority.h"
 #include "kerndiff/sourcemap.h"
 #include "suites.h"
 

@@ -1,12 +1,13 @@
-/* render.c — Markdown, text and CSV of one trace's triage (render.h). */
+/* triage_report.c — one trace's triage as Markdown, text, CSV and JSON (triage_report.h). */
 #include "config.h"
 
-#include "kerndiff/render.h"
+#include "kerndiff/triage_report.h"
 
 #include <csv.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kerndiff/jsonw.h"
 #include "kerndiff/text.h"
 
 char *kd_markdown_escape_cell(const char *s)
@@ -273,4 +274,240 @@ bool kd_triage_write_csv(const kd_triage *t, const kd_triage_options *opt, FILE 
         }
     }
     return !ferror(out);
+}
+
+/* ---- JSON: every intermediate result (conformance README field names) ---- */
+
+static void write_paths(kd_json *j, const char *key, const kd_side *s)
+{
+    kd_json_key(j, key);
+    kd_json_array_open(j);
+    for (size_t i = 0; i < s->files.n; i++)
+        kd_json_str(j, s->files.files[i].path);
+    kd_json_array_close(j);
+}
+
+/* A Counter as [[key, count], ...] in insertion order (conformance README);
+ * counts of launches are integers, overlap durations floats. */
+static void write_counter_as(kd_json *j, const kd_interner *s, const kd_counter *c, bool integers)
+{
+    kd_json_array_open(j);
+    for (uint32_t i = 0; i < c->n; i++) {
+        kd_json_array_open(j);
+        kd_json_str(j, kd_str(s, c->items[i].key));
+        if (integers)
+            kd_json_int(j, (int64_t)c->items[i].count);
+        else
+            kd_json_double(j, c->items[i].count);
+        kd_json_array_close(j);
+    }
+    kd_json_array_close(j);
+}
+
+static void write_counter(kd_json *j, const kd_interner *s, const kd_counter *c)
+{
+    write_counter_as(j, s, c, false);
+}
+
+static void write_int_counter(kd_json *j, const kd_interner *s, const kd_counter *c)
+{
+    write_counter_as(j, s, c, true);
+}
+
+static void write_event(kd_json *j, const kd_trace *tr, const kd_kernel_event *e)
+{
+    const kd_interner *s = tr->strings;
+    kd_json_map_open(j);
+    kd_json_key(j, "idx"); kd_json_int(j, e->idx);
+    kd_json_key(j, "name"); kd_json_str(j, kd_str(s, e->name));
+    kd_json_key(j, "canonical_name"); kd_json_str(j, kd_str(s, e->canonical));
+    kd_json_key(j, "category"); kd_json_str(j, kd_category_name(e->category));
+    kd_json_key(j, "stage"); kd_json_str(j, kd_stage_name(e->stage));
+    kd_json_key(j, "pid"); kd_json_str(j, kd_str(s, e->pid));
+    kd_json_key(j, "tid"); kd_json_str(j, kd_str(s, e->tid));
+    kd_json_key(j, "stream"); kd_json_str(j, kd_str(s, e->stream));
+    kd_json_key(j, "ts"); kd_json_double(j, e->ts);
+    kd_json_key(j, "dur"); kd_json_double(j, e->dur);
+    kd_json_key(j, "end"); kd_json_double(j, e->end);
+    kd_json_key(j, "external_id"); kd_json_opt_int(j, e->ext, KD_NOID);
+    kd_json_key(j, "correlation"); kd_json_opt_int(j, e->corr, KD_NOID);
+    kd_json_key(j, "hidden_us"); kd_json_double(j, e->hidden_us);
+    kd_json_key(j, "exclusive_us"); kd_json_double(j, e->exclusive_us);
+    kd_json_key(j, "hidden_by_compute_us"); kd_json_double(j, e->hidden_by_compute_us);
+    kd_json_key(j, "overlap_with"); write_counter(j, s, &e->overlap_with);
+    kd_json_map_close(j);
+}
+
+static void write_aggregate(kd_json *j, const kd_interner *s, const kd_aggregate *a)
+{
+    kd_json_map_open(j);
+    kd_json_key(j, "name"); kd_json_str(j, kd_str(s, a->name));
+    kd_json_key(j, "category"); kd_json_str(j, kd_category_name(a->category));
+    kd_json_key(j, "count"); kd_json_int(j, (int64_t)a->count);
+    kd_json_key(j, "total_us"); kd_json_double(j, a->total_us);
+    kd_json_key(j, "hidden_us"); kd_json_double(j, a->hidden_us);
+    kd_json_key(j, "exclusive_us"); kd_json_double(j, a->exclusive_us);
+    kd_json_key(j, "hidden_by_compute_us"); kd_json_double(j, a->hidden_by_compute_us);
+    kd_json_key(j, "hidden_ratio"); kd_json_double(j, kd_aggregate_hidden_ratio(a));
+    kd_json_key(j, "exclusive_ratio"); kd_json_double(j, kd_aggregate_exclusive_ratio(a));
+    kd_json_key(j, "representative_idx"); kd_json_opt_int(j, a->representative_idx, -1);
+    kd_json_key(j, "overlap_with"); write_counter(j, s, &a->overlap_with);
+    kd_json_map_close(j);
+}
+
+static void write_name_list(kd_json *j, const kd_interner *s, const kd_aggregate_list *l,
+                            const size_t *idx, size_t n)
+{
+    kd_json_array_open(j);
+    for (size_t i = 0; i < n; i++)
+        kd_json_str(j, kd_str(s, l->v[idx[i]].name));
+    kd_json_array_close(j);
+}
+
+/* with_best: the derived fields (mapping_ratio, best_*), which the
+ * conformance outputs carry only for the merged map */
+static void write_source_map(kd_json *j, const kd_source_map *sm, bool with_best)
+{
+    kd_json_map_open(j);
+    for (size_t i = 0; i < sm->n; i++) {
+        const kd_source_stats *s = &sm->v[i];
+        kd_json_key(j, kd_str(sm->strings, s->name));
+        kd_json_map_open(j);
+        kd_json_key(j, "total_count"); kd_json_int(j, (int64_t)s->total_count);
+        kd_json_key(j, "mapped_count"); kd_json_int(j, (int64_t)s->mapped_count);
+        if (with_best) {
+            const char *b;
+            kd_json_key(j, "mapping_ratio"); kd_json_double(j, kd_source_stats_mapping_ratio(s));
+            kd_json_key(j, "best_scope");
+            (b = kd_source_stats_best(sm, &s->scope)) ? kd_json_str(j, b) : kd_json_null(j);
+            kd_json_key(j, "best_chain");
+            (b = kd_source_stats_best(sm, &s->chain)) ? kd_json_str(j, b) : kd_json_null(j);
+            kd_json_key(j, "best_launch_op");
+            (b = kd_source_stats_best(sm, &s->launch_op)) ? kd_json_str(j, b) : kd_json_null(j);
+        }
+        kd_json_key(j, "scope_counter"); write_int_counter(j, sm->strings, &s->scope);
+        kd_json_key(j, "chain_counter"); write_int_counter(j, sm->strings, &s->chain);
+        kd_json_key(j, "launch_op_counter"); write_int_counter(j, sm->strings, &s->launch_op);
+        kd_json_key(j, "site_share_counter"); write_int_counter(j, sm->strings, &s->site_share);
+        kd_json_map_close(j);
+    }
+    kd_json_map_close(j);
+}
+
+/* action rows; with opt, only those that clear the render bar */
+static void write_rows(kd_json *j, const kd_interner *s, const kd_action_rows *rows,
+                       const kd_triage_options *opt)
+{
+    kd_json_array_open(j);
+    for (size_t i = 0; i < rows->n; i++) {
+        const kd_action_row *r = &rows->v[i];
+        if (opt && !kd_triage_row_rendered(opt, r))
+            continue;
+        kd_json_map_open(j);
+        kd_json_key(j, "priority"); kd_json_str(j, r->priority);
+        kd_json_key(j, "verdict"); kd_json_str(j, r->verdict);
+        kd_json_key(j, "kernel"); kd_json_str(j, kd_str(s, r->kernel));
+        kd_json_key(j, "category"); kd_json_str(j, kd_category_name(r->category));
+        kd_json_key(j, "total_us"); kd_json_double(j, r->total_us);
+        kd_json_key(j, "share_pct"); kd_json_double(j, r->share_pct);
+        kd_json_key(j, "exclusive_ratio"); kd_json_double(j, r->exclusive_ratio);
+        kd_json_key(j, "hidden_ratio"); kd_json_double(j, r->hidden_ratio);
+        kd_json_key(j, "python_scope"); kd_json_str(j, r->python_scope);
+        kd_json_key(j, "launch_op"); kd_json_str(j, r->launch_op);
+        kd_json_key(j, "mapping_ratio"); kd_json_double(j, r->mapping_ratio);
+        kd_json_key(j, "dependency_signal"); kd_json_str(j, r->dependency_signal);
+        kd_json_key(j, "prev_neighbor"); kd_json_str(j, r->prev_neighbor);
+        kd_json_key(j, "next_neighbor"); kd_json_str(j, r->next_neighbor);
+        kd_json_key(j, "recommendation"); kd_json_str(j, r->recommendation);
+        kd_json_key(j, "suggestion"); kd_json_str(j, r->suggestion);
+        kd_json_key(j, "representative_idx"); kd_json_opt_int(j, r->representative_idx, -1);
+        kd_json_map_close(j);
+    }
+    kd_json_array_close(j);
+}
+
+static void write_stage(kd_json *j, const kd_triage_stage *ts, const kd_triage_options *opt)
+{
+    if (!ts->formal) {
+        kd_json_null(j);
+        return;
+    }
+    const kd_trace *ft = ts->formal->trace, *mt = ts->mapping->trace;
+    kd_json_map_open(j);
+    kd_json_key(j, "formal_pid"); kd_json_str(j, kd_str(ft->strings, ts->formal->pid));
+    kd_json_key(j, "mapping_pid"); kd_json_str(j, kd_str(mt->strings, ts->mapping->pid));
+    kd_json_key(j, "formal_trace"); kd_json_str(j, ft->path);
+    kd_json_key(j, "mapping_trace"); kd_json_str(j, mt->path);
+    kd_json_key(j, "overlap_stats");
+    kd_json_map_open(j);
+    kd_json_key(j, "total_busy_us"); kd_json_double(j, ts->overlap.total_busy_us);
+    kd_json_key(j, "total_overlap_us"); kd_json_double(j, ts->overlap.total_overlap_us);
+    kd_json_key(j, "max_concurrent_streams"); kd_json_double(j, ts->overlap.max_concurrent_streams);
+    kd_json_map_close(j);
+    kd_json_key(j, "aggregates");
+    kd_json_array_open(j);
+    for (size_t i = 0; i < ts->aggregates.n; i++)
+        write_aggregate(j, ft->strings, &ts->aggregates.v[i]);
+    kd_json_array_close(j);
+    kd_json_key(j, "top_overlap_opportunities");
+    write_name_list(j, ft->strings, &ts->aggregates, ts->top_overlap, ts->n_top_overlap);
+    kd_json_key(j, "top_hidden_low_roi");
+    write_name_list(j, ft->strings, &ts->aggregates, ts->top_low_roi, ts->n_top_low_roi);
+    if (opt->dump_internals) {
+        /* without a formal payload the map before and after the merge are one */
+        kd_json_key(j, "source_map_mapping_only");
+        write_source_map(j, ts->sources_mapping_only.strings ? &ts->sources_mapping_only : &ts->sources,
+                         false);
+    }
+    kd_json_key(j, "source_map");
+    write_source_map(j, &ts->sources, true);
+    kd_json_key(j, "action_rows");
+    write_rows(j, ft->strings, &ts->rows, NULL);
+    kd_json_key(j, "rendered_rows");
+    write_rows(j, ft->strings, &ts->rows, opt);
+    if (opt->dump_internals) {
+        kd_json_key(j, "events");
+        kd_json_array_open(j);
+        for (size_t i = 0; i < ts->formal->n; i++)
+            write_event(j, ft, &ts->formal->events[i]);
+        kd_json_array_close(j);
+    }
+    kd_json_map_close(j);
+}
+
+bool kd_triage_write_json(const kd_triage *t, const kd_triage_options *opt, FILE *out)
+{
+    kd_json j;
+    if (!kd_json_open(&j, out, false))
+        return false;
+    kd_json_map_open(&j);
+    kd_json_key(&j, "schema"); kd_json_str(&j, "kerndiff.triage/1");
+    write_paths(&j, "mapping_traces", t->mapping);
+    write_paths(&j, "formal_traces", &t->formal);
+    if (opt->dump_internals) {
+        kd_json_key(&j, "mapping_kernel_map");
+        if (t->kernel_sites)
+            kd_kernel_map_write_json(&j, &t->mapping_kernel_map);
+        else
+            kd_json_null(&j);
+        kd_json_key(&j, "formal_stage_payloads");
+        if (t->kernel_sites) {
+            kd_kernel_map_write_json(&j, &t->formal_payloads);
+        } else {
+            kd_json_map_open(&j);
+            kd_json_map_close(&j);
+        }
+    }
+    kd_json_key(&j, "stages");
+    kd_json_map_open(&j);
+    for (size_t i = 0; i < t->n_stages; i++) {
+        kd_json_key(&j, kd_stage_name(t->stages[i].stage));
+        write_stage(&j, &t->stages[i], opt);
+    }
+    kd_json_map_close(&j);
+    kd_json_map_close(&j);
+    bool ok = !j.failed;
+    if (fputc('\n', out) == EOF)
+        ok = false;
+    return kd_json_close(&j) && ok;
 }

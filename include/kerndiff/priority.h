@@ -1,11 +1,11 @@
-/* rows.h — the triage action rows of one stage (reference §4 "Neighbours and
+/* priority.h — the triage action rows of one stage (reference §4 "Neighbours and
  * dependency signal", "Priority and rows"): for the top overlap opportunities
  * and the hidden low-ROI kernels, the Python scope and launch op (relaxed
  * source-map lookup, memoized), the same-stream neighbours of the
  * representative event and their dependency signal, priority,
  * recommendation and suggestion. */
-#ifndef KERNDIFF_ROWS_H
-#define KERNDIFF_ROWS_H
+#ifndef KERNDIFF_PRIORITY_H
+#define KERNDIFF_PRIORITY_H
 
 #include <stddef.h>
 

@@ -1,7 +1,7 @@
-/* rows.c — action rows of one stage (rows.h; reference §4). */
+/* priority.c — the action rows of one stage: neighbours, dependency risk, priority and recommendation (priority.h; reference §4). */
 #include "config.h"
 
-#include "kerndiff/rows.h"
+#include "kerndiff/priority.h"
 
 #include <math.h>
 #include <stdio.h>

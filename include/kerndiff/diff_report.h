@@ -1,9 +1,9 @@
-/* report.h — the diff reports (product.md §5): text for a terminal, CSV
+/* diff_report.h — the diff reports (product.md §5): text for a terminal, CSV
  * (libcsv quoting), Markdown for a PR comment (< 60,000 characters), and JSON
  * (yajl_gen, schema kerndiff.diff/1). Every number has a fixed precision so
  * the same inputs give the same bytes. */
-#ifndef KERNDIFF_REPORT_H
-#define KERNDIFF_REPORT_H
+#ifndef KERNDIFF_DIFF_REPORT_H
+#define KERNDIFF_DIFF_REPORT_H
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* test_report.c — unit tests of src/report.c (product.md §5) on a kd_diff
+/* test_diff_report.c — unit tests of src/diff_report.c (product.md §5) on a kd_diff
  * built by hand (no traces): two stages with rows of every kind (exact,
  * long-prefix, prefix, added, removed), a priority change, a NaN percent and
  * a kernel name made to break Markdown and CSV. Checks the Markdown sections,
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
-#include "kerndiff/report.h"
+#include "kerndiff/diff_report.h"
 #include "suites.h"
 
 #define EVIL "evil|name<script>`x`\nline2\\\"q\","
