@@ -29,7 +29,7 @@ double kd_aggregate_exclusive_ratio(const kd_aggregate *a)
 /* The (canonical, category) key as one int64 for the hash map. */
 static int64_t pair_key(const kd_kernel_event *e)
 {
-    return (int64_t)(((uint64_t)e->canonical << 3) | (uint64_t)e->category);
+    return (int64_t)(((uint64_t)e->canonical << 32) | (uint32_t)e->category);
 }
 
 static bool append_aggregate(kd_aggregate_list *l, size_t *cap, const kd_kernel_event *e)

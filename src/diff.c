@@ -174,6 +174,13 @@ static void link_pair(side_view *b, size_t bi, side_view *c, size_t ci, kd_match
     b->kind[bi] = c->kind[ci] = k;
 }
 
+/* (name, category) as one map key: the name's 32-bit id above, the
+ * category below, so the key caps neither */
+static int64_t name_category_key(kd_sid name, kd_category category)
+{
+    return (int64_t)(((uint64_t)name << 32) | (uint32_t)category);
+}
+
 /* product.md §3 step 1: same canonical name and category, then same name */
 static bool match_exact(side_view *b, side_view *c)
 {
@@ -192,12 +199,12 @@ static bool match_exact(side_view *b, side_view *c)
         kd_i64map_get(&first_by_name, bid[i], &head);
         next_same[i] = (long)head;
         ok = bid[i] && kd_i64map_put(&first_by_name, bid[i], (int64_t)i) &&
-             kd_i64map_put(&by_key, ((int64_t)bid[i] << 3) | b->ts->aggregates.v[i].category, (int64_t)i);
+             kd_i64map_put(&by_key, name_category_key(bid[i], b->ts->aggregates.v[i].category), (int64_t)i);
     }
     for (size_t i = 0; ok && i < nc; i++) {
         kd_sid id = kd_intern_find(names, c->names[i], strlen(c->names[i]));
         int64_t at;
-        if (id && kd_i64map_get(&by_key, ((int64_t)id << 3) | c->ts->aggregates.v[i].category, &at) &&
+        if (id && kd_i64map_get(&by_key, name_category_key(id, c->ts->aggregates.v[i].category), &at) &&
             b->match[at] < 0)
             link_pair(b, (size_t)at, c, i, KD_MATCH_EXACT);
     }

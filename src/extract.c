@@ -105,7 +105,7 @@ static bool canonical_of(kd_trace *t, name_cache *c, kd_sid name, kd_sid *canon,
         return false;
     *canon = kd_intern_cstr(t->strings, s);
     free(s);
-    *cat = kd_classify_kernel(raw); /* reference §4: on the raw name */
+    *cat = kd_rules_classify(kd_trace_rules(t), raw); /* reference §4: on the raw name */
     if (!*canon)
         return false;
     if (name < c->cap) {

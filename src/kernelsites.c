@@ -521,7 +521,7 @@ static const sid_cache *kernel_name_info(ks_trace *x, kd_sid s)
         return NULL;
     c->canon = kd_intern_cstr(x->out, canon);
     free(canon);
-    c->category = kd_classify_kernel_kh(raw); /* kernel-sites §2: on the raw name */
+    c->category = kd_rules_classify_site(kd_trace_rules(x->t), raw); /* kernel-sites §2: on the raw name */
     c->have |= SC_KERNEL;
     return c->canon ? c : NULL;
 }

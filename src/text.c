@@ -335,6 +335,8 @@ static size_t match_lower_into(const char *s, size_t len, char *dst)
     return out;
 }
 
+size_t kd_lower_into(const char *s, size_t len, char *dst) { return match_lower_into(s, len, dst); }
+
 char *kd_lower(const char *s)
 {
     s = or_empty(s);
@@ -360,16 +362,6 @@ static const char *normalized_lower(const char *s, scratch *sc)
 }
 
 /* s.lower() (not normalized) into sc; NULL on out-of-memory. */
-static const char *raw_lower(const char *s, scratch *sc)
-{
-    size_t len = strlen(s);
-    char *buf = scratch_get(sc, 2 * len + 1);
-    if (!buf)
-        return NULL;
-    match_lower_into(s, len, buf);
-    return buf;
-}
-
 /* ------------------------------------------------------------------ */
 /* Prefix / suffix / keyword tests                                      */
 /* ------------------------------------------------------------------ */
@@ -706,179 +698,6 @@ char *kd_compact_match_text(const char *s)
     }
     t[out] = '\0';
     return t;
-}
-
-/* ------------------------------------------------------------------ */
-/* Kernel categories                                                   */
-/* ------------------------------------------------------------------ */
-
-/* OH keyword tuples, verbatim from the module (reference §4). */
-static const char *const oh_communication_strong[] = {
-    "allreduce", "all_reduce", "reduce_scatter", "allgather", "all_gather", "nccl",
-    "cross_device_reduce", "deepep", "a2a", "alltoall", "allreduce_fusion", "mooncake", NULL};
-static const char *const oh_communication_weak[] = {"broadcast", "dispatch", "combine", NULL};
-static const char *const oh_memory_strong[] = {"memcpy", "memset", "dma", "prefetch", NULL};
-static const char *const oh_memory_weak[] = {"fill", "copy", NULL};
-static const char *const oh_elementwise[] = {
-    "sigmoid", "silu", "gelu", "relu", "softmax", "layernorm", "rmsnorm", "norm",
-    "rotary", "rope", "topk", "gate", "bias", "_cast", "index", "gather", "scatter",
-    "masked", "elementwise", "activation", NULL};
-static const char *const oh_compute[] = {
-    "cublas", "cudnn", "cutlass", "triton", "gemm", "gemv", "matmul", "grouped_mm",
-    "flash", "attention", "fmha", "marlin", "fused_moe", "moe_kernel", "groupgemm",
-    "mma", "wgmma", "conv", "bmm", "mm_kernel", NULL};
-
-const char *kd_category_name(kd_category c)
-{
-    switch (c) {
-    case KD_CAT_COMPUTE: return "compute";
-    case KD_CAT_COMMUNICATION: return "communication";
-    case KD_CAT_MEMORY: return "memory";
-    case KD_CAT_ELEMENTWISE: return "elementwise";
-    default: return "other";
-    }
-}
-
-int kd_category_priority(kd_category c)
-{
-    /* OH CATEGORY_PRIORITY */
-    switch (c) {
-    case KD_CAT_COMPUTE: return 4;
-    case KD_CAT_COMMUNICATION: return 3;
-    case KD_CAT_MEMORY: return 2;
-    case KD_CAT_ELEMENTWISE: return 1;
-    default: return 0;
-    }
-}
-
-/* OH classify_kernel on an already lowered name; first matching rule wins. */
-static kd_category classify_lowered_oh(const char *l)
-{
-    bool compute_like = kd_contains_any(l, oh_compute);
-    if (kd_contains_any(l, oh_memory_strong))
-        return KD_CAT_MEMORY;
-    if (kd_contains_any(l, oh_communication_strong))
-        return KD_CAT_COMMUNICATION;
-    if (compute_like)
-        return KD_CAT_COMPUTE;
-    if (kd_contains_any(l, oh_elementwise))
-        return KD_CAT_ELEMENTWISE;
-    /* the "not compute-like" guards of the module are kept although rule 3
-     * has already returned for every compute-like name (reference §4) */
-    if (kd_contains_any(l, oh_memory_weak) && !compute_like)
-        return KD_CAT_MEMORY;
-    if (kd_contains_any(l, oh_communication_weak) && !compute_like)
-        return KD_CAT_COMMUNICATION;
-    return KD_CAT_OTHER;
-}
-
-kd_category kd_classify_kernel(const char *raw_name)
-{
-    scratch sc;
-    const char *l = raw_lower(or_empty(raw_name), &sc);
-    kd_category c = l ? classify_lowered_oh(l) : KD_CAT_OTHER;
-    scratch_release(&sc);
-    return c;
-}
-
-/* KH keyword lists (kernel-sites.md §2). */
-static const char *const kh_communication_strong[] = {
-    "nccl", "allreduce", "all_reduce", "reduce_scatter", "allgather", "all_gather",
-    "alltoall", "all_to_all", "cross_device_reduce", "deepep", "mooncake", NULL};
-static const char *const kh_memory_strong[] = {"memcpy", "memset", "dma", "prefetch", NULL};
-static const char *const kh_compute_hint[] = {
-    "gemm", "gemv", "matmul", "cublas", "cutlass", "wgmma", "mma", "bmm", "nvjet",
-    "fmha", "attention", "flash_attn", "flashattention", "flash_attention",
-    "grouped_mm", "groupgemm", "moe", "expert", NULL};
-static const char *const kh_memory_weak[] = {"copy", "fill", NULL};
-static const char *const kh_communication_weak[] = {"broadcast", "dispatch", "combine", NULL};
-
-static const char *const kh_hybrid_linear[] = {
-    "gdn", "gated_delta", "mamba", "selective_scan", "ssd", "causal_conv", "ssm", NULL};
-static const char *const kh_attention[] = {
-    "flash_attn", "flashattention", "flash_attention", "fmha", "attention", "mla",
-    "paged_attention", "decode_attention", NULL};
-static const char *const kh_moe[] = {
-    "fused_moe", "grouped_mm", "groupgemm", "group_gemm", "moe", "expert",
-    "groupproblemshape", NULL};
-static const char *const kh_gemm[] = {
-    "gemm", "gemv", "matmul", "cublas", "cutlass", "wgmma", "mma", "bmm", "nvjet", NULL};
-static const char *const kh_norm[] = {"rmsnorm", "layernorm", "_norm_", " norm", "normkernel", NULL};
-static const char *const kh_rope[] = {"rotary", "rope", "mrope", NULL};
-static const char *const kh_softmax[] = {"softmax", NULL};
-static const char *const kh_activation[] = {"silu", "gelu", "relu", "act_and_mul", "sigmoid", NULL};
-static const char *const kh_quantize[] = {"quant", "fp8", "mxfp", "nvfp4", "dequant", "cvt", NULL};
-static const char *const kh_reduce_topk[] = {
-    "topk", "reduce", "argmax", "argtopk", "sampling", "multinomial", NULL};
-static const char *const kh_sampling_io[] = {
-    "prepare_inputs", "write_req_to", "catarraybatched", "prepare_next", "copy_next", NULL};
-static const char *const kh_elementwise[] = {
-    "elementwise", "vectorized_elementwise_kernel", "unrolled_elementwise_kernel",
-    "gpu_kernel_impl", "binary_internal", "unaryfunctor", "add_kernel", "sub_kernel",
-    "mul_kernel", "div_", "floor_kernel", "log_kernel", "neg_kernel", NULL};
-
-typedef struct {
-    const char *category;
-    const char *const *keywords;
-} kh_pattern;
-
-static const kh_pattern kh_patterns[] = {
-    {"hybrid_linear", kh_hybrid_linear}, {"attention", kh_attention},
-    {"moe", kh_moe},                     {"gemm", kh_gemm},
-    {"norm", kh_norm},                   {"rope", kh_rope},
-    {"softmax", kh_softmax},             {"activation", kh_activation},
-    {"quantize", kh_quantize},           {"reduce_topk", kh_reduce_topk},
-    {"sampling_io", kh_sampling_io},     {"elementwise", kh_elementwise},
-};
-
-/* KH classify_kernel on an already lowered name (kernel-sites.md §2). */
-static const char *classify_lowered_kh(const char *l)
-{
-    if (kd_contains_any(l, kh_communication_strong))
-        return "communication";
-    if (kd_contains_any(l, kh_memory_strong))
-        return "memory";
-    bool compute_like = kd_contains_any(l, kh_compute_hint);
-    if (kd_contains_any(l, kh_memory_weak) && !compute_like)
-        return "memory";
-    for (size_t i = 0; i < sizeof kh_patterns / sizeof kh_patterns[0]; i++) {
-        if (kd_contains_any(l, kh_patterns[i].keywords))
-            return kh_patterns[i].category;
-    }
-    if (kd_contains_any(l, kh_communication_weak) && !compute_like)
-        return "communication";
-    return "other";
-}
-
-const char *kd_classify_kernel_kh(const char *raw_name)
-{
-    scratch sc;
-    const char *l = raw_lower(or_empty(raw_name), &sc);
-    const char *c = l ? classify_lowered_kh(l) : "other";
-    scratch_release(&sc);
-    return c;
-}
-
-bool kd_kernel_name_hint(const char *lowered_name)
-{
-    /* OH is_kernel_event, last step. The name is lowered again (a no-op on
-     * Python-lowered text) so that an ASCII-lowered input still sees what
-     * Python's lower() makes of U+212A and U+0130. */
-    static const char *const prefixes[] = {"void ", "ampere_", "sm80_", "sm90_"};
-    static const char *const *const hint_lists[] = {
-        oh_communication_strong, oh_communication_weak, oh_memory_strong, oh_memory_weak,
-        oh_compute};
-    scratch sc;
-    const char *l = raw_lower(or_empty(lowered_name), &sc);
-    bool hint = false;
-    if (l) {
-        for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0] && !hint; i++)
-            hint = kd_starts_with(l, prefixes[i]);
-        for (size_t i = 0; i < sizeof hint_lists / sizeof hint_lists[0] && !hint; i++)
-            hint = kd_contains_any(l, hint_lists[i]);
-    }
-    scratch_release(&sc);
-    return hint;
 }
 
 /* ------------------------------------------------------------------ */

@@ -30,6 +30,8 @@ const char *kd_skip_reason_name(kd_skip_reason r)
     return r < KD_SKIP_COUNT ? names[r] : "unknown";
 }
 
+const kd_rules *kd_trace_rules(const kd_trace *t) { return t->rules ? t->rules : kd_rules_reference(); }
+
 void kd_trace_free(kd_trace *t)
 {
     if (!t)

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kerndiff/classify.h"
+
 /* Python str.isspace() set used by strip()/split() (reference §0). */
 bool kd_is_py_space(uint32_t codepoint);
 
@@ -42,6 +44,9 @@ char *kd_strip(const char *s);
  * holds ASCII, U+0130 -> "i" U+0307 and U+212A (Kelvin sign) -> "k"; other
  * non-ASCII bytes unchanged. */
 char *kd_lower(const char *s);
+/* The same into dst, which has room for 2 * len + 1 bytes; returns the
+ * length written (dst is NUL-terminated). */
+size_t kd_lower_into(const char *s, size_t len, char *dst);
 
 bool kd_starts_with(const char *s, const char *prefix);
 bool kd_ends_with(const char *s, const char *suffix);
@@ -73,30 +78,6 @@ char *kd_normalize_source_location(const char *s);
 
 /* compact form: remove [^0-9A-Za-z]+ from normalize_text(s), lowercase. */
 char *kd_compact_match_text(const char *s);
-
-/* Kernel categories of the overlap module (reference §4 classify_kernel). */
-typedef enum {
-    KD_CAT_COMPUTE = 0,
-    KD_CAT_COMMUNICATION,
-    KD_CAT_MEMORY,
-    KD_CAT_ELEMENTWISE,
-    KD_CAT_OTHER,
-    KD_CAT_COUNT
-} kd_category;
-
-/* "compute", "communication", "memory", "elementwise", "other". */
-const char *kd_category_name(kd_category c);
-/* OH CATEGORY_PRIORITY: compute 4, communication 3, memory 2, elementwise 1, other 0. */
-int kd_category_priority(kd_category c);
-/* OH classify_kernel on the raw (not normalized) name. */
-kd_category kd_classify_kernel(const char *raw_name);
-/* KH classify_kernel (kernel-sites.md §2): returns a static string such as
- * "communication", "memory", "hybrid_linear", "attention", ..., "other". */
-const char *kd_classify_kernel_kh(const char *raw_name);
-
-/* OH KERNEL_NAME_HINTS test plus the void/ampere_/sm80_/sm90_ prefixes on a
- * lowered name (the last step of is_kernel_event). */
-bool kd_kernel_name_hint(const char *lowered_name);
 
 /* PC predicates (reference §1). Inputs are the raw strings; they normalize
  * and lowercase themselves as the reference does. */

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kerndiff/classify.h"
 #include "kerndiff/intern.h"
 
 /* coerce_optional_int gave None */
@@ -139,7 +140,14 @@ typedef struct kd_trace {
     uint64_t bytes_json; /* decompressed JSON bytes */
     bool gzip;
     bool split; /* parsed as two halves at once (load.h kd_load_options) */
+    /* the classification the trace was loaded with (load.h
+     * kd_load_options.rules); every later step classifies its names with
+     * it. NULL: the reference's (kd_trace_rules). */
+    const kd_rules *rules;
 } kd_trace;
+
+/* t->rules, or the reference's when the trace was loaded without any. */
+const kd_rules *kd_trace_rules(const kd_trace *t);
 
 void kd_trace_free(kd_trace *t);
 
