@@ -123,6 +123,8 @@ typedef struct {
 
 static kd_status build_inputs(const kd_trace *t, extract_inputs *in, kd_error *err)
 {
+    /* zeroed first: a failure part-way leaves maps free_inputs may free */
+    memset(in, 0, sizeof *in);
     kd_i64map_init(&in->thread_names);
     kd_i64map_init(&in->corr_ext);
     for (size_t i = 0; i < t->thread_names.n; i++) {
