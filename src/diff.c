@@ -231,21 +231,25 @@ static bool match_exact(side_view *b, side_view *c)
 
 typedef struct {
     const side_view *b;
+    const size_t *at_of; /* index key -> baseline aggregate */
 } alias_ctx;
 
 /* the baseline's source-map entry supplies the scope / launch-op text */
-static char *baseline_alias_text(void *ctx, size_t i)
+static char *baseline_alias_text(void *ctx, size_t k)
 {
-    const side_view *b = ((alias_ctx *)ctx)->b;
+    const alias_ctx *a = ctx;
+    const side_view *b = a->b;
+    size_t i = a->at_of[k];
     const kd_source_map *sm = &b->ts->sources;
     return kd_source_stats_alias_text(sm, b->names[i], kd_source_map_get(sm, b->names[i]));
 }
 
-static int baseline_alias_bonus(void *ctx, size_t i)
+static int baseline_alias_bonus(void *ctx, size_t k)
 {
-    const side_view *b = ((alias_ctx *)ctx)->b;
+    const alias_ctx *a = ctx;
+    const side_view *b = a->b;
     const kd_source_map *sm = &b->ts->sources;
-    return kd_source_stats_alias_bonus(sm, kd_source_map_get(sm, b->names[i]));
+    return kd_source_stats_alias_bonus(sm, kd_source_map_get(sm, b->names[a->at_of[k]]));
 }
 
 typedef struct {
@@ -262,16 +266,29 @@ static int cmp_by_total_desc(const void *pa, const void *pb)
 }
 
 /* product.md §3 step 2: unmatched candidates by descending total time, each
- * looked up among the still-unmatched baseline kernels; one-to-one. */
+ * looked up among the still-unmatched baseline kernels; one-to-one.
+ * The index holds only the baseline kernels left unmatched by step 1, in
+ * their order (so ties still go to the first), and a match claims its key.
+ * Leaving the matched ones out changes no answer: an unmatched candidate
+ * never has an unmatched baseline of the same name (step 1 would have paired
+ * them), so the exact stage finds nothing either way. */
 static bool match_relaxed(side_view *b, side_view *c)
 {
     size_t nb = b->ts->aggregates.n, nc = c->ts->aggregates.n;
     kd_relaxed_index ix;
     by_total *order = malloc((nc ? nc : 1) * sizeof *order);
-    bool *usable = malloc((nb ? nb : 1) * sizeof *usable);
-    if (!order || !usable || !kd_relaxed_index_build(&ix, b->names, nb)) {
+    size_t *at_of = malloc((nb ? nb : 1) * sizeof *at_of); /* index key -> baseline */
+    const char **keys = malloc((nb ? nb : 1) * sizeof *keys);
+    size_t nk = 0;
+    for (size_t i = 0; keys && at_of && i < nb; i++)
+        if (b->match[i] < 0) {
+            at_of[nk] = i;
+            keys[nk++] = b->names[i];
+        }
+    if (!order || !at_of || !keys || !kd_relaxed_index_build(&ix, keys, nk)) {
         free(order);
-        free(usable);
+        free(at_of);
+        free(keys);
         return false;
     }
     size_t k = 0;
@@ -279,21 +296,20 @@ static bool match_relaxed(side_view *b, side_view *c)
         if (c->match[i] < 0)
             order[k++] = (by_total){i, c->ts->aggregates.v[i].total_us};
     qsort(order, k, sizeof *order, cmp_by_total_desc);
-    for (size_t i = 0; i < nb; i++)
-        usable[i] = b->match[i] < 0;
-    alias_ctx actx = {b};
+    alias_ctx actx = {b, at_of};
     kd_alias_scorer alias = {baseline_alias_text, baseline_alias_bonus, &actx};
-    for (size_t i = 0; i < k; i++) {
+    for (size_t i = 0; i < k && nk; i++) {
         kd_match_kind kind;
-        long at = kd_relaxed_lookup(&ix, c->names[order[i].i], &alias, usable, &kind);
+        long at = kd_relaxed_lookup(&ix, c->names[order[i].i], &alias, NULL, &kind);
         if (at >= 0) {
-            link_pair(b, (size_t)at, c, order[i].i, kind);
-            usable[at] = false;
+            link_pair(b, at_of[at], c, order[i].i, kind);
+            kd_relaxed_index_claim(&ix, (size_t)at);
         }
     }
     kd_relaxed_index_free(&ix);
     free(order);
-    free(usable);
+    free(at_of);
+    free(keys);
     return true;
 }
 

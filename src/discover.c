@@ -782,7 +782,12 @@ kd_status kd_discover_traces(const char *path, kd_trace_set *out, kd_error *err)
     if (!path || !*path)
         return kd_fail(err, KD_EINPUT, "empty trace path");
 
+    /* "-" is standard input: one trace, read by the loader (load.h); a file
+     * named "-" is reached as "./-" */
+    bool is_stdin = strcmp(path, "-") == 0;
     struct stat sb;
+    if (is_stdin)
+        goto one_file;
     if (stat(path, &sb) != 0) {
         int e = errno;
         if (e == ENOENT || e == ENOTDIR)
@@ -799,8 +804,9 @@ kd_status kd_discover_traces(const char *path, kd_trace_set *out, kd_error *err)
     if (fd < 0)
         return fail_errno(err, KD_EIO, path, errno);
     close(fd);
+one_file:
     out->files = malloc(sizeof *out->files);
-    out->how = strdup("file");
+    out->how = strdup(is_stdin ? "standard input" : "file");
     if (out->files)
         out->files[0].path = strdup(path);
     if (!out->files || !out->how || !out->files[0].path) {

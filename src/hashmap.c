@@ -5,10 +5,24 @@
 
 #include <stdlib.h>
 
+/* Every bit of the key must reach the slot index: the pipeline packs two ids
+ * into one key (kp << 32 | loc, stage << 32 | name), and a multiplicative hash
+ * that keeps only some bits of the product sends all keys sharing their low
+ * half to one probe run (Reliability item 9).  splitmix64's finalizer is a
+ * bijection whose every output bit depends on every input bit. */
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
 static size_t slot_of(int64_t key, size_t cap)
 {
-    uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull; /* Fibonacci hashing */
-    return (size_t)(h >> 17) & (cap - 1);
+    return (size_t)mix64((uint64_t)key) & (cap - 1);
 }
 
 void kd_i64map_init(kd_i64map *m)
@@ -16,6 +30,7 @@ void kd_i64map_init(kd_i64map *m)
     m->keys = m->vals = NULL;
     m->used = NULL;
     m->cap = m->n = 0;
+    m->probes = 0;
 }
 
 void kd_i64map_free(kd_i64map *m)
@@ -28,24 +43,35 @@ void kd_i64map_free(kd_i64map *m)
 
 static bool rehash(kd_i64map *m, size_t cap)
 {
-    kd_i64map nm = {calloc(cap, sizeof(int64_t)), calloc(cap, sizeof(int64_t)),
-                    calloc(cap, 1), cap, 0};
+    kd_i64map nm = {.keys = calloc(cap, sizeof(int64_t)),
+                    .vals = calloc(cap, sizeof(int64_t)),
+                    .used = calloc(cap, 1),
+                    .cap = cap,
+                    .n = 0,
+                    .probes = m->probes};
     if (!nm.keys || !nm.vals || !nm.used) {
-        kd_i64map_free(&nm);
+        free(nm.keys);
+        free(nm.vals);
+        free(nm.used);
         return false;
     }
     for (size_t i = 0; i < m->cap; i++) {
         if (!m->used[i])
             continue;
         size_t s = slot_of(m->keys[i], cap);
-        while (nm.used[s])
+        nm.probes++;
+        while (nm.used[s]) {
             s = (s + 1) & (cap - 1);
+            nm.probes++;
+        }
         nm.used[s] = 1;
         nm.keys[s] = m->keys[i];
         nm.vals[s] = m->vals[i];
         nm.n++;
     }
-    kd_i64map_free(m);
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
     *m = nm;
     return true;
 }
@@ -55,8 +81,11 @@ bool kd_i64map_put(kd_i64map *m, int64_t key, int64_t val)
     if ((m->n + 1) * 4 >= m->cap * 3 && !rehash(m, m->cap ? m->cap * 2 : 64))
         return false;
     size_t s = slot_of(key, m->cap);
-    while (m->used[s] && m->keys[s] != key)
+    m->probes++;
+    while (m->used[s] && m->keys[s] != key) {
         s = (s + 1) & (m->cap - 1);
+        m->probes++;
+    }
     if (!m->used[s]) {
         m->used[s] = 1;
         m->keys[s] = key;
@@ -64,6 +93,18 @@ bool kd_i64map_put(kd_i64map *m, int64_t key, int64_t val)
     }
     m->vals[s] = val;
     return true;
+}
+
+size_t kd_i64map_probe_count(const kd_i64map *m, int64_t key)
+{
+    if (!m->cap)
+        return 0;
+    size_t s = slot_of(key, m->cap), probes = 1;
+    while (m->used[s] && m->keys[s] != key) {
+        s = (s + 1) & (m->cap - 1);
+        probes++;
+    }
+    return probes;
 }
 
 bool kd_i64map_get(const kd_i64map *m, int64_t key, int64_t *val)

@@ -1,7 +1,7 @@
 /* load.c — the streaming trace loader (load.h).
  *
- * Bytes flow file -> (zlib inflate when the magic says gzip) -> yajl callback
- * parser in 1 MiB blocks. The callbacks track nesting depth; inside an event
+ * Bytes flow file -> (zlib, zstd or liblzma when the magic bytes say gzip,
+ * zstd or xz) -> yajl callback parser in large blocks. The callbacks track nesting depth; inside an event
  * object they capture only the fields the pipeline reads (ph cat name pid tid
  * ts dur, and args' External id / correlation / stream / cuda_stream / name)
  * into a scratch buffer, and at the event's closing brace classify_event()
@@ -11,9 +11,12 @@
 #include "kerndiff/load.h"
 
 #include <errno.h>
+#include <lzma.h>
 #include <math.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,9 @@
 #include <sys/types.h>
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createDStream_advanced: our allocator */
+#include <zstd.h>
+#include <zstd_errors.h>
 
 #include "kerndiff/text.h"
 #include "kerndiff/value.h"
@@ -29,6 +35,159 @@
 #define OUT_BLOCK (4u << 20)
 #define SMALL_GZIP (1u << 16)
 #define SMALL_GZIP_BLOCK (1u << 18)
+/* A JSON token still open after this many bytes fed without a callback is
+ * "long": the next feeds gather at least as many bytes as it has (see
+ * chunk_next), so yajl's rescans of it stay linear in total. */
+#define LONG_TOKEN (1u << 20)
+
+/* ---- yajl's memory ------------------------------------------------------
+ * yajl does not check its allocations (a failed realloc of its lexer buffer
+ * becomes a memcpy to NULL). It gets these functions instead: each block
+ * carries a link in its parser's list, and a failure jumps back to the
+ * guarded call into yajl (yg_* below), which returns an error; the handle
+ * is then dead, never called again, and yg_done releases every block of it
+ * at once. The guard is per parser (a local of the pass): no global state. */
+
+typedef union ynode {
+    struct {
+        union ynode *prev, *next;
+    } l;
+    max_align_t align;
+} ynode;
+
+typedef struct {
+    ynode head; /* circular list of the parser's live blocks */
+    jmp_buf jb;
+    bool armed;  /* inside a guarded call: a failure jumps */
+    bool failed; /* an allocation failed: the handle is dead */
+} yguard;
+
+static void yg_init(yguard *g)
+{
+    g->head.l.prev = g->head.l.next = &g->head;
+    g->armed = g->failed = false;
+}
+
+static void yg_link(yguard *g, ynode *b)
+{
+    b->l.prev = &g->head;
+    b->l.next = g->head.l.next;
+    g->head.l.next->l.prev = b;
+    g->head.l.next = b;
+}
+
+static void yg_unlink(ynode *b)
+{
+    b->l.prev->l.next = b->l.next;
+    b->l.next->l.prev = b->l.prev;
+}
+
+static void *yg_fail(yguard *g)
+{
+    g->failed = true;
+    if (g->armed)
+        longjmp(g->jb, 1);
+    return NULL;
+}
+
+static void *yg_malloc(void *ctx, size_t n)
+{
+    yguard *g = ctx;
+    ynode *b = n <= SIZE_MAX - sizeof *b ? malloc(sizeof *b + n) : NULL;
+    if (!b)
+        return yg_fail(g);
+    yg_link(g, b);
+    return b + 1;
+}
+
+static void *yg_realloc(void *ctx, void *p, size_t n)
+{
+    yguard *g = ctx;
+    if (!p)
+        return yg_malloc(ctx, n);
+    ynode *b = (ynode *)p - 1;
+    yg_unlink(b);
+    ynode *nb = n <= SIZE_MAX - sizeof *nb ? realloc(b, sizeof *nb + n) : NULL;
+    if (!nb) {
+        yg_link(g, b); /* still the parser's: released by yg_done */
+        return yg_fail(g);
+    }
+    yg_link(g, nb);
+    return nb + 1;
+}
+
+static void yg_free(void *ctx, void *p)
+{
+    (void)ctx;
+    if (!p)
+        return;
+    ynode *b = (ynode *)p - 1;
+    yg_unlink(b);
+    free(b);
+}
+
+/* The guarded calls: each returns as yajl would, or as from an error when an
+ * allocation failed inside (g->failed then set). */
+static yajl_handle yg_alloc(yguard *g, const yajl_callbacks *cb, void *ctx)
+{
+    yajl_alloc_funcs af = {yg_malloc, yg_realloc, yg_free, g};
+    if (setjmp(g->jb)) {
+        g->armed = false;
+        return NULL;
+    }
+    g->armed = true;
+    yajl_handle h = yajl_alloc(cb, &af, ctx);
+    g->armed = false;
+    return h;
+}
+
+static yajl_status yg_parse(yguard *g, yajl_handle h, const unsigned char *p, size_t n)
+{
+    if (setjmp(g->jb)) {
+        g->armed = false;
+        return yajl_status_error;
+    }
+    g->armed = true;
+    yajl_status st = yajl_parse(h, p, n);
+    g->armed = false;
+    return st;
+}
+
+static yajl_status yg_complete(yguard *g, yajl_handle h)
+{
+    if (setjmp(g->jb)) {
+        g->armed = false;
+        return yajl_status_error;
+    }
+    g->armed = true;
+    yajl_status st = yajl_complete_parse(h);
+    g->armed = false;
+    return st;
+}
+
+static unsigned char *yg_error(yguard *g, yajl_handle h, const unsigned char *p, size_t n)
+{
+    if (setjmp(g->jb)) {
+        g->armed = false;
+        return NULL;
+    }
+    g->armed = true;
+    unsigned char *msg = yajl_get_error(h, 0, p, n);
+    g->armed = false;
+    return msg;
+}
+
+/* Frees the parser (after a failure: only its blocks, the handle is dead). */
+static void yg_done(yguard *g, yajl_handle h)
+{
+    if (h && !g->failed)
+        yajl_free(h);
+    while (g->head.l.next != &g->head) {
+        ynode *b = g->head.l.next;
+        yg_unlink(b);
+        free(b);
+    }
+}
 
 /* ---- fields of one event --------------------------------------------- */
 
@@ -116,6 +275,10 @@ typedef struct {
     last_string last[3];
     bool bad_utf8; /* a kept string failed kd_utf8_input_valid: parse cancelled */
     bool forgot;   /* a later traceEvents key dropped the events kept so far */
+
+    uint64_t tokens;     /* callbacks so far: none in a fed block = a token spans it */
+    uint64_t max_string; /* the longest string or number accepted */
+    size_t too_long;     /* the length of one longer: parse cancelled */
 } loader;
 
 /* Out of line: the buffer is reused from event to event, so it grows a few
@@ -398,6 +561,10 @@ static bool keep_kernel(loader *L, const event_view *e, uint32_t flags)
             count_skip(L, KD_SKIP_BAD_TYPE);
             return true;
         }
+        if (!stream) {
+            L->status = KD_ENOMEM;
+            return false;
+        }
     }
     kd_kernel_rec k = {e->name, e->cat, e->pid, e->tid, stream, flags,
                        e->ts, e->dur, e->ext, e->corr};
@@ -486,6 +653,10 @@ static bool keep_thread_name(loader *L, kd_sid pid, kd_sid tid)
         return true;
     bool bad = false;
     kd_sid name = intern_pystr(L, &n, &bad);
+    if (!bad && !name) {
+        L->status = KD_ENOMEM;
+        return false;
+    }
     if (bad || kd_str_len(L->t->strings, name) == 0)
         return true; /* str(args.name) empty: not recorded (reference §4) */
     kd_thread_name_rec r = {pid, tid, name};
@@ -559,6 +730,9 @@ static bool classify_event(loader *L)
                                             : intern_cached(L, 0, &cat, &bad);
     kd_sid pid_id = intern_cached(L, 1, &pid, &bad);
     kd_sid tid_id = intern_cached(L, 2, &tid, &bad);
+    /* id 0 with no bad type: the interner ran out of memory */
+    if (!bad && (!name_id || !cat_id || !pid_id || !tid_id))
+        L->status = KD_ENOMEM;
     if (L->status)
         return false;
     if (bad) {
@@ -702,6 +876,7 @@ static __attribute__((noinline)) int on_value_outside_event(loader *L)
  * depth < the event's, so they are tested only outside events. */
 static int on_value(loader *L, kd_jtype type, const char *text, size_t len, bool b)
 {
+    L->tokens++;
     if (!L->in_event)
         return on_value_outside_event(L);
     note_child(L);
@@ -711,9 +886,18 @@ static int on_value(loader *L, kd_jtype type, const char *text, size_t len, bool
 static int cb_null(void *ctx) { return on_value(ctx, KD_J_NULL, NULL, 0, false); }
 static int cb_bool(void *ctx, int b) { return on_value(ctx, KD_J_BOOL, NULL, 0, b != 0); }
 
+/* A string or number over max_string: cancels the parse (parse_pass names it). */
+static __attribute__((noinline)) int too_long(loader *L, size_t len)
+{
+    L->too_long = len;
+    return 0;
+}
+
 static int cb_number(void *ctx, const char *s, size_t len)
 {
     loader *L = ctx;
+    if (len > L->max_string)
+        return too_long(L, len);
     /* only a kept number's type matters: most numbers of an event are not
      * kept, and ts / dur (the longest) are typed by read_time if need be */
     kd_jtype type = KD_J_INT;
@@ -724,11 +908,15 @@ static int cb_number(void *ctx, const char *s, size_t len)
 
 static int cb_string(void *ctx, const unsigned char *s, size_t len)
 {
-    return on_value(ctx, KD_J_STRING, (const char *)s, len, false);
+    loader *L = ctx;
+    if (len > L->max_string)
+        return too_long(L, len);
+    return on_value(L, KD_J_STRING, (const char *)s, len, false);
 }
 
 static int open_container(loader *L, bool is_map)
 {
+    L->tokens++;
     note_child(L);
     if (L->depth == 0 && L->top == TOP_NONE) {
         L->top = is_map ? TOP_OBJECT : TOP_LIST;
@@ -771,6 +959,7 @@ static int open_container(loader *L, bool is_map)
 
 static int close_container(loader *L)
 {
+    L->tokens++;
     L->depth--;
     if (L->in_event) {
         if (L->depth == L->ev_depth - 1) {
@@ -801,6 +990,9 @@ static int cb_end(void *ctx) { return close_container(ctx); }
 static int cb_key(void *ctx, const unsigned char *k, size_t len)
 {
     loader *L = ctx;
+    L->tokens++;
+    if (len > L->max_string)
+        return too_long(L, len);
     note_child(L);
     if (L->top == TOP_OBJECT && L->depth == 1) {
         L->key_is_trace_events = len == 11 && memcmp(k, "traceEvents", 11) == 0;
@@ -936,17 +1128,26 @@ static size_t grow_read(growing *g, size_t *pos, unsigned char *dst, size_t cap,
     return n;
 }
 
+typedef enum { CODEC_NONE, CODEC_GZIP, CODEC_ZSTD, CODEC_XZ } codec_id;
+
 typedef struct {
     FILE *fp;
+    bool own_fp;   /* fp was opened here (not standard input) */
     growing *grow; /* mem is grow's buffer, filled as it is read */
     bool grow_failed;
     const unsigned char *mem;
     size_t mem_len, mem_pos;
-    bool gzip, z_ready, z_done;
+    codec_id codec;
+    bool dec_ready, dec_done;
+    bool frame_open; /* zstd: the last frame is not complete */
     z_stream z;
+    ZSTD_DStream *zs;
+    lzma_stream xz;
     unsigned char *inbuf;
     size_t in_cap; /* IN_BLOCK, or less for a small trace in memory */
-    size_t in_len; /* valid bytes in inbuf for the inflater */
+    /* the unread input in inbuf (CODEC_NONE: the sniffed first bytes) */
+    const unsigned char *in_next;
+    size_t in_avail;
     bool in_eof;
     uint64_t bytes_in;
 } source;
@@ -970,70 +1171,91 @@ static bool refill(source *s)
 {
     if (s->in_eof)
         return true;
-    size_t keep = s->z.avail_in;
-    if (keep && s->z.next_in != s->inbuf)
-        memmove(s->inbuf, s->z.next_in, keep);
+    size_t keep = s->in_avail;
+    if (keep && s->in_next != s->inbuf)
+        memmove(s->inbuf, s->in_next, keep);
     size_t n = raw_read(s, s->inbuf + keep, s->in_cap - keep);
     if (raw_error(s))
         return false;
     if (n == 0)
         s->in_eof = true;
     s->bytes_in += n;
-    s->z.next_in = s->inbuf;
-    s->z.avail_in = (uInt)(keep + n);
+    s->in_next = s->inbuf;
+    s->in_avail = keep + n;
     return true;
 }
 
-/* Reads up to cap decompressed bytes. Returns bytes, 0 at end; -1 on error
- * with err set. */
-static long source_read(source *s, unsigned char *dst, size_t cap, const char *label,
-                        kd_error *err)
+static long read_failed(kd_error *err, const char *label)
 {
-    if (!s->gzip) {
-        size_t sniffed = 0;
-        if (s->in_len) { /* the sniffed first bytes lead the first block */
-            sniffed = s->in_len < cap ? s->in_len : cap;
-            memcpy(dst, s->inbuf, sniffed);
-            memmove(s->inbuf, s->inbuf + sniffed, s->in_len - sniffed);
-            s->in_len -= sniffed;
-        }
-        size_t n = sniffed < cap ? raw_read(s, dst + sniffed, cap - sniffed) : 0;
-        if (raw_error(s)) {
-            kd_fail(err, KD_EIO, "%s: read error: %s", label, strerror(errno));
+    kd_fail(err, KD_EIO, "%s: read error: %s", label, strerror(errno));
+    return -1;
+}
+
+static long out_of_memory(kd_error *err, const char *label)
+{
+    kd_fail(err, KD_ENOMEM, "%s: out of memory", label);
+    return -1;
+}
+
+/* After a gzip member: 1 another member follows, 0 the end (nothing, or only
+ * zero bytes, which gzip -t accepts as padding), -1 read error, -2 garbage.
+ * Reads on as needed: the next member's magic may lie across a read block. */
+static int gzip_after_member(source *s)
+{
+    while (s->in_avail < 2 && !s->in_eof)
+        if (!refill(s))
             return -1;
-        }
-        s->bytes_in += n;
-        return (long)(n + sniffed);
+    if (s->in_avail == 0)
+        return 0;
+    if (s->in_avail >= 2 && s->in_next[0] == 0x1f && s->in_next[1] == 0x8b)
+        return 1;
+    for (;;) {
+        for (size_t i = 0; i < s->in_avail; i++)
+            if (s->in_next[i])
+                return -2;
+        s->in_next += s->in_avail;
+        s->in_avail = 0;
+        if (s->in_eof)
+            return 0;
+        if (!refill(s))
+            return -1;
     }
+}
+
+static long gzip_read(source *s, unsigned char *dst, size_t cap, const char *label, kd_error *err)
+{
     s->z.next_out = dst;
     s->z.avail_out = (uInt)cap;
-    while (s->z.avail_out == cap && !s->z_done) {
-        if (s->z.avail_in == 0 && !refill(s)) {
-            kd_fail(err, KD_EIO, "%s: read error: %s", label, strerror(errno));
-            return -1;
-        }
-        if (s->z.avail_in == 0 && s->in_eof) {
+    while (s->z.avail_out == cap && !s->dec_done) {
+        if (s->in_avail == 0 && !refill(s))
+            return read_failed(err, label);
+        if (s->in_avail == 0 && s->in_eof) {
             kd_fail(err, KD_EINPUT, "%s: truncated gzip stream (ends after %llu compressed bytes)",
                     label, (unsigned long long)s->bytes_in);
             return -1;
         }
+        s->z.next_in = (Bytef *)(uintptr_t)s->in_next;
+        s->z.avail_in = (uInt)s->in_avail;
         int rc = inflate(&s->z, Z_NO_FLUSH);
+        s->in_next = s->z.next_in;
+        s->in_avail = s->z.avail_in;
         if (rc == Z_STREAM_END) {
             /* concatenated members are one stream, as gzip(1) reads them */
-            if (s->z.avail_in == 0 && !refill(s)) {
-                kd_fail(err, KD_EIO, "%s: read error: %s", label, strerror(errno));
-                return -1;
-            }
-            if (s->z.avail_in == 0) {
-                s->z_done = true;
-            } else if (s->z.avail_in >= 2 && s->z.next_in[0] == 0x1f && s->z.next_in[1] == 0x8b) {
-                inflateReset(&s->z);
-            } else {
+            int next = gzip_after_member(s);
+            if (next == -1)
+                return read_failed(err, label);
+            if (next == -2) {
                 kd_fail(err, KD_EINPUT, "%s: trailing garbage after the gzip stream", label);
                 return -1;
             }
-        } else if (rc == Z_BUF_ERROR && s->z.avail_in == 0) {
+            if (next == 0)
+                s->dec_done = true;
+            else
+                inflateReset(&s->z);
+        } else if (rc == Z_BUF_ERROR && s->in_avail == 0) {
             continue; /* needs input: refilled next turn */
+        } else if (rc == Z_MEM_ERROR) {
+            return out_of_memory(err, label);
         } else if (rc != Z_OK) {
             kd_fail(err, KD_EINPUT, "%s: corrupt gzip data: %s", label,
                     s->z.msg ? s->z.msg : "inflate failed");
@@ -1043,6 +1265,164 @@ static long source_read(source *s, unsigned char *dst, size_t cap, const char *l
     return (long)(cap - s->z.avail_out);
 }
 
+/* zstd: one frame after another (ZSTD_decompressStream goes on to the next
+ * frame by itself; skippable frames are skipped). */
+static long zstd_read(source *s, unsigned char *dst, size_t cap, const char *label, kd_error *err)
+{
+    ZSTD_outBuffer out = {dst, cap, 0};
+    while (out.pos == 0 && !s->dec_done) {
+        if (s->in_avail == 0 && !s->in_eof && !refill(s))
+            return read_failed(err, label);
+        ZSTD_inBuffer in = {s->in_next, s->in_avail, 0};
+        size_t r = ZSTD_decompressStream(s->zs, &out, &in);
+        s->in_next += in.pos;
+        s->in_avail -= in.pos;
+        if (ZSTD_isError(r)) {
+            if (ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation)
+                return out_of_memory(err, label);
+            kd_fail(err, KD_EINPUT, "%s: corrupt zstd data: %s", label, ZSTD_getErrorName(r));
+            return -1;
+        }
+        if (out.pos || in.pos) /* 0: a frame ended (else a hint for the next) */
+            s->frame_open = r != 0;
+        if (s->in_eof && s->in_avail == 0 && out.pos == 0 && in.pos == 0) {
+            if (s->frame_open) {
+                kd_fail(err, KD_EINPUT,
+                        "%s: truncated zstd stream (ends after %llu compressed bytes)", label,
+                        (unsigned long long)s->bytes_in);
+                return -1;
+            }
+            s->dec_done = true;
+        }
+    }
+    return (long)out.pos;
+}
+
+/* xz: concatenated streams and stream padding, as xz(1) reads them. */
+static long xz_read(source *s, unsigned char *dst, size_t cap, const char *label, kd_error *err)
+{
+    s->xz.next_out = dst;
+    s->xz.avail_out = cap;
+    while (s->xz.avail_out == cap && !s->dec_done) {
+        if (s->in_avail == 0 && !s->in_eof && !refill(s))
+            return read_failed(err, label);
+        s->xz.next_in = s->in_next;
+        s->xz.avail_in = s->in_avail;
+        lzma_ret r = lzma_code(&s->xz, s->in_eof ? LZMA_FINISH : LZMA_RUN);
+        s->in_next = s->xz.next_in;
+        s->in_avail = s->xz.avail_in;
+        if (r == LZMA_STREAM_END) {
+            s->dec_done = true;
+        } else if (r == LZMA_BUF_ERROR && s->in_eof) {
+            kd_fail(err, KD_EINPUT, "%s: truncated xz stream (ends after %llu compressed bytes)",
+                    label, (unsigned long long)s->bytes_in);
+            return -1;
+        } else if (r == LZMA_MEM_ERROR) {
+            return out_of_memory(err, label);
+        } else if (r != LZMA_OK && r != LZMA_BUF_ERROR) {
+            kd_fail(err, KD_EINPUT, "%s: corrupt xz data (%s)", label,
+                    r == LZMA_FORMAT_ERROR    ? "not an xz stream"
+                    : r == LZMA_OPTIONS_ERROR ? "unsupported options"
+                                              : "bad data or check");
+            return -1;
+        }
+    }
+    return (long)(cap - s->xz.avail_out);
+}
+
+/* Reads up to cap decompressed bytes. Returns bytes, 0 at end; -1 on error
+ * with err set. */
+static long source_read(source *s, unsigned char *dst, size_t cap, const char *label,
+                        kd_error *err)
+{
+    if (s->codec == CODEC_GZIP)
+        return gzip_read(s, dst, cap, label, err);
+    if (s->codec == CODEC_ZSTD)
+        return zstd_read(s, dst, cap, label, err);
+    if (s->codec == CODEC_XZ)
+        return xz_read(s, dst, cap, label, err);
+    size_t sniffed = 0;
+    if (s->in_avail) { /* the sniffed first bytes lead the first block */
+        sniffed = s->in_avail < cap ? s->in_avail : cap;
+        memcpy(dst, s->in_next, sniffed);
+        s->in_next += sniffed;
+        s->in_avail -= sniffed;
+    }
+    size_t n = sniffed < cap ? raw_read(s, dst + sniffed, cap - sniffed) : 0;
+    if (raw_error(s))
+        return read_failed(err, label);
+    s->bytes_in += n;
+    return (long)(n + sniffed);
+}
+
+/* The decompressors allocate through these, like the rest of the library
+ * (so a test's failing allocator reaches them too). */
+static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
+{
+    (void)opaque;
+    return calloc(items, size);
+}
+
+static void z_free(voidpf opaque, voidpf p)
+{
+    (void)opaque;
+    free(p);
+}
+
+static void *zstd_alloc(void *opaque, size_t n)
+{
+    (void)opaque;
+    return malloc(n);
+}
+
+static void zstd_free(void *opaque, void *p)
+{
+    (void)opaque;
+    free(p);
+}
+
+static void *xz_alloc(void *opaque, size_t nmemb, size_t size)
+{
+    (void)opaque;
+    return nmemb && size > SIZE_MAX / nmemb ? NULL : malloc(nmemb * size);
+}
+
+static void xz_free(void *opaque, void *p)
+{
+    (void)opaque;
+    free(p);
+}
+
+static const lzma_allocator xz_allocator = {xz_alloc, xz_free, NULL};
+
+#define SNIFF 6 /* the longest magic read (xz) */
+
+/* What the first bytes say: a codec read here, or (*refused) the name of a
+ * compression that is not read, with the command that undoes it. */
+static codec_id sniff_codec(const unsigned char *b, size_t n, const char **refused,
+                            const char **undo)
+{
+    *refused = *undo = NULL;
+    if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b)
+        return CODEC_GZIP;
+    if (n >= 4 && ((b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd) ||
+                   ((b[0] & 0xf0) == 0x50 && b[1] == 0x2a && b[2] == 0x4d && b[3] == 0x18)))
+        return CODEC_ZSTD; /* a frame, or a skippable frame ahead of one */
+    if (n >= 6 && memcmp(b, "\xfd" "7zXZ\0", 6) == 0)
+        return CODEC_XZ;
+    if (n >= 4 && b[0] == 'B' && b[1] == 'Z' && b[2] == 'h' && b[3] >= '1' && b[3] <= '9')
+        *refused = "bzip2", *undo = "bzip2 -dc";
+    else if (n >= 4 && memcmp(b, "\x04\x22\x4d\x18", 4) == 0)
+        *refused = "lz4", *undo = "lz4 -dc";
+    else if (n >= 4 && memcmp(b, "LZIP", 4) == 0)
+        *refused = "lzip", *undo = "lzip -dc";
+    else if (n >= 4 && memcmp(b, "PK\x03\x04", 4) == 0)
+        *refused = "zip", *undo = "unzip -p";
+    else if (n >= 2 && b[0] == 0x1f && b[1] == 0x9d)
+        *refused = "compress (.Z)", *undo = "gzip -dc";
+    return CODEC_NONE;
+}
+
 static bool source_open(source *s, const char *label, kd_error *err)
 {
     /* a small trace in memory (tests, the fuzz targets) fits in a buffer of
@@ -1050,15 +1430,15 @@ static bool source_open(source *s, const char *label, kd_error *err)
     s->in_cap = s->mem && s->mem_len < IN_BLOCK - 16 ? s->mem_len + 16 : IN_BLOCK;
     s->inbuf = malloc(s->in_cap);
     if (!s->inbuf) {
-        kd_fail(err, KD_ENOMEM, "%s: out of memory", label);
+        out_of_memory(err, label);
         return false;
     }
-    /* sniff the magic bytes: gzip is detected by content, not suffix */
+    /* sniff the magic bytes: compression is detected by content, not suffix */
     size_t n = 0;
-    while (n < 2) {
-        size_t r = raw_read(s, s->inbuf + n, 2 - n);
+    while (n < SNIFF) {
+        size_t r = raw_read(s, s->inbuf + n, SNIFF - n);
         if (raw_error(s)) {
-            kd_fail(err, KD_EIO, "%s: read error: %s", label, strerror(errno));
+            read_failed(err, label);
             return false;
         }
         if (r == 0)
@@ -1066,38 +1446,68 @@ static bool source_open(source *s, const char *label, kd_error *err)
         n += r;
     }
     s->bytes_in = n;
-    /* a growing buffer holds inflated bytes: gzip magic there is not JSON,
-     * as when streaming */
-    s->gzip = !s->grow && n == 2 && s->inbuf[0] == 0x1f && s->inbuf[1] == 0x8b;
-    if (!s->gzip) {
-        s->in_len = n;
-        return true;
-    }
-    memset(&s->z, 0, sizeof s->z);
-    if (inflateInit2(&s->z, 15 + 16) != Z_OK) {
-        kd_fail(err, KD_ENOMEM, "%s: cannot initialise zlib", label);
+    s->in_next = s->inbuf;
+    s->in_avail = n;
+    /* a growing buffer holds inflated bytes: magic bytes there are not
+     * JSON, as when streaming */
+    const char *refused = NULL, *undo = NULL;
+    s->codec = s->grow ? CODEC_NONE : sniff_codec(s->inbuf, n, &refused, &undo);
+    if (refused) {
+        kd_fail(err, KD_EINPUT,
+                "%s: %s-compressed data, which kerndiff does not read: decompress it first "
+                "(%s FILE | kerndiff COMMAND -)",
+                label, refused, undo);
         return false;
     }
-    s->z_ready = true;
-    s->z.next_in = s->inbuf;
-    s->z.avail_in = (uInt)n;
+    if (s->codec == CODEC_GZIP) {
+        memset(&s->z, 0, sizeof s->z);
+        s->z.zalloc = z_alloc;
+        s->z.zfree = z_free;
+        int rc = inflateInit2(&s->z, 15 + 16);
+        if (rc != Z_OK) {
+            kd_fail(err, rc == Z_MEM_ERROR ? KD_ENOMEM : KD_EIO, "%s: %s", label,
+                    rc == Z_MEM_ERROR ? "out of memory" : "cannot initialise zlib");
+            return false;
+        }
+    } else if (s->codec == CODEC_ZSTD) {
+        ZSTD_customMem mem = {zstd_alloc, zstd_free, NULL};
+        s->zs = ZSTD_createDStream_advanced(mem);
+        if (!s->zs || ZSTD_isError(ZSTD_initDStream(s->zs))) {
+            out_of_memory(err, label);
+            return false;
+        }
+    } else if (s->codec == CODEC_XZ) {
+        lzma_stream init = LZMA_STREAM_INIT;
+        s->xz = init;
+        s->xz.allocator = &xz_allocator;
+        lzma_ret r = lzma_stream_decoder(&s->xz, UINT64_MAX, LZMA_CONCATENATED);
+        if (r != LZMA_OK) {
+            kd_fail(err, r == LZMA_MEM_ERROR ? KD_ENOMEM : KD_EIO, "%s: %s", label,
+                    r == LZMA_MEM_ERROR ? "out of memory" : "cannot initialise liblzma");
+            return false;
+        }
+    }
+    s->dec_ready = true;
     return true;
 }
 
 static void source_close(source *s)
 {
-    if (s->z_ready)
+    if (s->dec_ready && s->codec == CODEC_GZIP)
         inflateEnd(&s->z);
-    if (s->fp)
+    if (s->dec_ready && s->codec == CODEC_XZ)
+        lzma_end(&s->xz);
+    ZSTD_freeDStream(s->zs); /* NULL is fine */
+    if (s->fp && s->own_fp)
         fclose(s->fp);
     free(s->inbuf);
     memset(s, 0, sizeof *s);
 }
 
-/* ---- a reader thread for gzip input ------------------------------------
+/* ---- a reader thread for compressed input -------------------------------
  * Inflating (and its CRC) costs about a third of a bare parse; a second
  * thread decompresses the next blocks while this one parses, so a gzip
- * trace loads in about the time of parsing alone. */
+ * (zstd, xz) trace loads in about the time of parsing alone. */
 
 #define READ_SLOTS 3
 
@@ -1149,16 +1559,17 @@ static bool reader_start(block_reader *r, source *src, const char *label)
     /* a small trace in memory (tests, the fuzz targets) needs no 4 MiB
      * blocks: a plain one gets one block of its own size, a gzip one
      * 256 KiB blocks (its inflated size is unknown; blocks only pace it) */
-    if (src->mem && !src->gzip && src->mem_len < OUT_BLOCK)
+    bool packed = src->codec != CODEC_NONE;
+    if (src->mem && !packed && src->mem_len < OUT_BLOCK)
         r->block = src->mem_len + 1;
-    else if (src->mem && src->gzip && src->mem_len < SMALL_GZIP)
+    else if (src->mem && packed && src->mem_len < SMALL_GZIP)
         r->block = SMALL_GZIP_BLOCK;
     else
         r->block = OUT_BLOCK;
-    for (int i = 0; i < (src->gzip ? READ_SLOTS : 1); i++)
+    for (int i = 0; i < (packed ? READ_SLOTS : 1); i++)
         if (!(r->buf[i] = malloc(r->block)))
             return false;
-    if (!src->gzip)
+    if (!packed)
         return true;
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
@@ -1215,6 +1626,86 @@ static void reader_stop(block_reader *r)
         free(r->buf[i]);
 }
 
+/* ---- chunks: how the bytes reach yajl ------------------------------------
+ * yajl buffers a token that a fed block leaves open and, at the next feed,
+ * lexes it again from its start: a string spanning k blocks costs k times
+ * its length, quadratic. So once a whole chunk went by without a callback
+ * (a token at least that long is open: parse_pass counts them), the next
+ * chunk gathers at least as many bytes as the open token has, and each
+ * rescan is paid for by as many new bytes: linear in all. A normal trace
+ * never gets there (a callback every few bytes) and gets the reader's blocks
+ * as they are, with no copy. */
+
+typedef struct {
+    block_reader *rd;
+    bool held;  /* a reader block is out (released at the next call) */
+    bool ended; /* the reader gave its end */
+    unsigned char *acc; /* the gathered chunk */
+    size_t acc_cap;
+    uint64_t want; /* gather at least this many bytes (0: a block as it is) */
+} chunker;
+
+/* The next chunk (n bytes in *out; 0 at the end; -1 on error with err set). */
+static long chunk_next(chunker *c, unsigned char **out, const char *label, kd_error *err)
+{
+    if (c->held) {
+        reader_release(c->rd);
+        c->held = false;
+    }
+    if (c->ended)
+        return 0;
+    if (!c->want) {
+        long n = reader_next(c->rd, out, err);
+        if (n < 0)
+            return -1;
+        c->held = true;
+        c->ended = n == 0;
+        return n;
+    }
+    size_t len = 0;
+    while (len < c->want) {
+        unsigned char *b;
+        long n = reader_next(c->rd, &b, err);
+        if (n < 0)
+            return -1;
+        if (n == 0) {
+            c->ended = true;
+            break;
+        }
+        if ((size_t)n > c->acc_cap - len) {
+            size_t cap = c->acc_cap ? c->acc_cap : c->want;
+            while (cap - len < (size_t)n)
+                cap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
+            unsigned char *p = realloc(c->acc, cap);
+            if (!p) {
+                reader_release(c->rd);
+                return out_of_memory(err, label);
+            }
+            c->acc = p;
+            c->acc_cap = cap;
+        }
+        memcpy(c->acc + len, b, (size_t)n);
+        len += (size_t)n;
+        reader_release(c->rd);
+    }
+    *out = c->acc;
+    return (long)len;
+}
+
+/* After a fed chunk of n bytes: whether any callback came (tokens moved);
+ * *run counts the bytes since one came, over whole chunks, which an open
+ * token at least has. */
+static void chunk_fed(chunker *c, bool called, uint64_t n, uint64_t *run)
+{
+    *run = called ? 0 : *run + n;
+    c->want = *run >= LONG_TOKEN ? *run : 0;
+    if (!c->want && c->acc) { /* the long token is over: its memory goes */
+        free(c->acc);
+        c->acc = NULL;
+        c->acc_cap = 0;
+    }
+}
+
 /* ---- one parse pass ---------------------------------------------------- */
 
 typedef enum {
@@ -1254,10 +1745,14 @@ static void poll_split_point(pass_ctl *ctl, uint64_t next)
     pthread_mutex_unlock(&g->mu);
 }
 
-static void report_parse_error(yajl_handle h, const unsigned char *buf, size_t n,
+static void report_parse_error(yguard *g, yajl_handle h, const unsigned char *buf, size_t n,
                                uint64_t offset, bool at_end, const char *label, kd_error *err)
 {
-    unsigned char *msg = yajl_get_error(h, 0, buf, n);
+    unsigned char *msg = yg_error(g, h, buf, n);
+    if (g->failed) { /* no memory for yajl's message */
+        kd_fail(err, KD_ENOMEM, "%s: out of memory while loading", label);
+        return;
+    }
     const char *m = msg ? (const char *)msg : "parse error";
     if (at_end && strstr(m, "premature EOF"))
         kd_fail(err, KD_EINPUT, "%s: truncated JSON: the document ends early (at byte %llu)",
@@ -1273,20 +1768,37 @@ static void report_parse_error(yajl_handle h, const unsigned char *buf, size_t n
         yajl_free_error(h, msg);
 }
 
+/* A string (or number) over the limit, seen whole by a callback (end: the
+ * offset just past it) or still open after run bytes (end: the offset fed). */
+static void report_too_long(const loader *L, uint64_t end, size_t len, uint64_t run)
+{
+    if (len)
+        kd_fail(L->err, KD_EINPUT,
+                "%s: a JSON string longer than the %llu-byte limit (--max-string) at byte %llu",
+                L->label, (unsigned long long)L->max_string,
+                (unsigned long long)(end >= len + 2 ? end - len - 2 : 0));
+    else
+        kd_fail(L->err, KD_EINPUT,
+                "%s: a JSON string longer than the %llu-byte limit (--max-string) at or before "
+                "byte %llu",
+                L->label, (unsigned long long)L->max_string,
+                (unsigned long long)(end >= run ? end - run : 0));
+}
+
 /* Head of a split load: feeds the block holding ctl->stop_at up to that
  * '{', then the '{' alone. The split is confirmed when the '{' opened an
  * element of the events list (the tail parses from there); the started
  * event is then left to the tail. Otherwise the tail is cancelled and the
  * rest of the block fed, so the pass goes on as a serial one. */
-static pass_result feed_split_block(loader *L, yajl_handle h, const unsigned char *p, size_t len,
-                                    uint64_t offset, pass_ctl *ctl)
+static pass_result feed_split_block(loader *L, yguard *g, yajl_handle h, const unsigned char *p,
+                                    size_t len, uint64_t offset, pass_ctl *ctl)
 {
     size_t head = (size_t)(ctl->stop_at - offset);
-    if (yajl_parse(h, p, head) != yajl_status_ok)
+    if (yg_parse(g, h, p, head) != yajl_status_ok)
         return PASS_SERIAL;
     uint64_t events = L->t->events_read;
     bool at_list = L->in_events && !L->in_event && L->depth == L->events_depth;
-    if (yajl_parse(h, p + head, 1) != yajl_status_ok)
+    if (yg_parse(g, h, p + head, 1) != yajl_status_ok)
         return PASS_SERIAL;
     if (at_list && L->in_event && L->t->events_read == events + 1) {
         L->t->events_read = events;
@@ -1294,7 +1806,7 @@ static pass_result feed_split_block(loader *L, yajl_handle h, const unsigned cha
     }
     atomic_store(ctl->cancel, true);
     ctl->stop_at = 0;
-    if (yajl_parse(h, p + head + 1, len - head - 1) != yajl_status_ok)
+    if (yg_parse(g, h, p + head + 1, len - head - 1) != yajl_status_ok)
         return PASS_SERIAL;
     return PASS_OK;
 }
@@ -1303,9 +1815,13 @@ static pass_result parse_pass(loader *L, source *src, bool filtered, pass_ctl *c
 {
     block_reader rd;
     bool rd_ok = reader_start(&rd, src, L->label);
+    chunker ch = {&rd, false, false, NULL, 0, 0};
     unsigned char *buf = NULL;
-    unsigned char *fbuf = filtered && rd_ok ? malloc(rd.block * 2 + 16) : NULL;
-    yajl_handle h = yajl_alloc(&callbacks, NULL, L);
+    size_t fcap = filtered && rd_ok ? rd.block * 2 + 16 : 0;
+    unsigned char *fbuf = fcap ? malloc(fcap) : NULL;
+    yguard yg;
+    yg_init(&yg);
+    yajl_handle h = rd_ok ? yg_alloc(&yg, &callbacks, L) : NULL;
     pass_result res = PASS_FAILED;
     if (!rd_ok || (filtered && !fbuf) || !h) {
         kd_fail(L->err, KD_ENOMEM, "%s: out of memory", L->label);
@@ -1313,18 +1829,20 @@ static pass_result parse_pass(loader *L, source *src, bool filtered, pass_ctl *c
     }
     nonfinite_filter nf = {0};
     uint64_t offset = 0; /* JSON bytes fed so far (before filtering) */
+    uint64_t run = 0;    /* bytes fed since the last callback (chunk_fed) */
     bool first = true;
     if (ctl && ctl->prefix &&
-        yajl_parse(h, (const unsigned char *)ctl->prefix, strlen(ctl->prefix)) != yajl_status_ok)
-        goto done; /* cannot happen: the prefixes are valid JSON openings */
-    for (bool held = false;; held = true) {
-        if (held)
-            reader_release(&rd);
+        yg_parse(&yg, h, (const unsigned char *)ctl->prefix, strlen(ctl->prefix)) != yajl_status_ok) {
+        if (yg.failed)
+            kd_fail(L->err, KD_ENOMEM, "%s: out of memory while loading", L->label);
+        goto done; /* else cannot happen: the prefixes are valid JSON openings */
+    }
+    for (;;) {
         if (ctl && ctl->prefix && atomic_load(ctl->cancel)) {
             res = PASS_CANCELLED;
             goto done;
         }
-        long n = reader_next(&rd, &buf, L->err);
+        long n = chunk_next(&ch, &buf, L->label, L->err);
         if (n < 0)
             goto done;
         const unsigned char *p = buf;
@@ -1338,6 +1856,15 @@ static pass_result parse_pass(loader *L, source *src, bool filtered, pass_ctl *c
         const unsigned char *raw = p;
         size_t raw_len = len;
         nonfinite_filter nf_before = nf;
+        if (filtered && len > (fcap - 16) / 2) { /* a gathered chunk (long token) */
+            unsigned char *f = realloc(fbuf, len * 2 + 16);
+            if (!f) {
+                kd_fail(L->err, KD_ENOMEM, "%s: out of memory while loading", L->label);
+                goto done;
+            }
+            fbuf = f;
+            fcap = len * 2 + 16;
+        }
         if (n == 0 && filtered) {
             len = flush_nonfinite(&nf, fbuf);
             p = fbuf;
@@ -1348,57 +1875,71 @@ static pass_result parse_pass(loader *L, source *src, bool filtered, pass_ctl *c
         if (n == 0 && len == 0)
             break;
         L->t->bytes_json += (uint64_t)n;
+        uint64_t tokens = L->tokens;
         yajl_status st = yajl_status_ok;
         if (ctl && ctl->grow)
             poll_split_point(ctl, offset + raw_len);
         if (ctl && ctl->stop_at && ctl->stop_at >= offset && ctl->stop_at < offset + raw_len) {
-            res = feed_split_block(L, h, p, len, offset, ctl);
+            res = feed_split_block(L, &yg, h, p, len, offset, ctl);
             if (res != PASS_OK)
                 goto done;
             res = PASS_FAILED;
         } else {
-            st = yajl_parse(h, p, len);
+            st = yg_parse(&yg, h, p, len);
         }
         if (st != yajl_status_ok) {
-            if (L->status) {
-                kd_fail(L->err, L->status, "%s: out of memory while loading", L->label);
+            if (L->status || yg.failed) {
+                kd_fail(L->err, KD_ENOMEM, "%s: out of memory while loading", L->label);
                 goto done;
             }
             size_t at = yajl_get_bytes_consumed(h);
+            uint64_t where = offset + original_offset(&nf_before, raw, raw_len, at);
+            if (L->too_long) {
+                report_too_long(L, where, L->too_long, 0);
+                goto done;
+            }
             if (L->bad_utf8) {
                 kd_fail(L->err, KD_EINPUT, "%s: invalid UTF-8 in a string (before byte %llu)", L->label,
-                        (unsigned long long)(offset + original_offset(&nf_before, raw, raw_len, at)));
+                        (unsigned long long)where);
                 goto done;
             }
             if (!filtered) { /* maybe a NaN / Infinity literal, maybe split across blocks */
                 res = PASS_RETRY_FILTERED;
                 goto done;
             }
-            report_parse_error(h, p, len, offset + original_offset(&nf_before, raw, raw_len, at),
-                               false, L->label, L->err);
+            report_parse_error(&yg, h, p, len, where, false, L->label, L->err);
             goto done;
         }
         offset += raw_len;
         if (n == 0)
             break;
+        chunk_fed(&ch, L->tokens != tokens, (uint64_t)n, &run);
+        if (run > L->max_string) {
+            report_too_long(L, offset, 0, run);
+            goto done;
+        }
     }
     if (L->t->bytes_json == 0) {
         kd_fail(L->err, KD_EINPUT, "%s: empty file", L->label);
         goto done;
     }
-    if (yajl_complete_parse(h) != yajl_status_ok) {
-        if (L->status) {
-            kd_fail(L->err, L->status, "%s: out of memory while loading", L->label);
+    if (yg_complete(&yg, h) != yajl_status_ok) {
+        if (L->status || yg.failed) {
+            kd_fail(L->err, KD_ENOMEM, "%s: out of memory while loading", L->label);
             goto done;
         }
-        report_parse_error(h, NULL, 0, offset, true, L->label, L->err);
+        if (L->too_long) {
+            report_too_long(L, offset, L->too_long, 0);
+            goto done;
+        }
+        report_parse_error(&yg, h, NULL, 0, offset, true, L->label, L->err);
         goto done;
     }
     res = PASS_OK;
 done:
-    if (h)
-        yajl_free(h);
+    yg_done(&yg, h);
     reader_stop(&rd);
+    free(ch.acc);
     free(fbuf);
     return res;
 }
@@ -1443,13 +1984,19 @@ typedef struct {
     size_t mem_len;
     uint64_t start; /* read from this byte on (a split load's tail) */
     growing *grow;  /* mem is being filled (a gzip split's head) */
+    bool is_stdin;  /* standard input (path and mem NULL): read once, no seek */
+    const char *name; /* the trace's path (NULL: the label) */
+    uint64_t max_string;
 } input;
 
 static bool open_input(const input *in, source *s, const char *label, kd_error *err)
 {
     memset(s, 0, sizeof *s);
-    if (in->path) {
+    if (in->is_stdin) {
+        s->fp = stdin;
+    } else if (in->path) {
         s->fp = fopen(in->path, "rb");
+        s->own_fp = s->fp != NULL;
         if (!s->fp) {
             kd_fail(err, errno == ENOENT ? KD_EINPUT : KD_EIO, "%s: cannot open: %s", label,
                     strerror(errno));
@@ -1477,7 +2024,7 @@ typedef struct {
 static pass_outcome run_pass(const input *in, const char *label, bool filtered, pass_ctl *ctl,
                              kd_error *err)
 {
-    pass_outcome o = {trace_new(label), PASS_FAILED, false};
+    pass_outcome o = {trace_new(in->name ? in->name : label), PASS_FAILED, false};
     if (!o.t) {
         kd_fail(err, KD_ENOMEM, "%s: out of memory", label);
         return o;
@@ -1487,12 +2034,13 @@ static pass_outcome run_pass(const input *in, const char *label, bool filtered, 
     L.t = o.t;
     L.label = label;
     L.err = err;
+    L.max_string = in->max_string ? in->max_string : KD_LOAD_MAX_STRING;
     reset_event(&L);
     source src;
     if (open_input(in, &src, label, err)) {
         o.r = parse_pass(&L, &src, filtered, ctl);
         o.t->bytes_in = src.bytes_in;
-        o.t->gzip = src.gzip;
+        o.t->gzip = src.codec == CODEC_GZIP;
     }
     source_close(&src);
     free(L.scratch);
@@ -1574,6 +2122,8 @@ static bool find_split_point(const input *in, uint64_t min_bytes, uint64_t *at, 
 {
     FILE *fp = NULL;
     uint64_t size = in->mem_len;
+    if (in->is_stdin)
+        return false; /* read once, as it streams */
     if (in->path) {
         struct stat sb;
         if (stat(in->path, &sb) != 0 || !S_ISREG(sb.st_mode))
@@ -1812,6 +2362,8 @@ static kd_trace *load_streaming(const input *in, const char *label, const kd_loa
 static bool gzip_size_hint(const input *in, uint64_t *isize)
 {
     unsigned char head[2], tail[4];
+    if (in->is_stdin)
+        return false;
     if (in->path) {
         struct stat sb;
         FILE *fp;
@@ -1888,7 +2440,8 @@ static bool fill_growing(gzip_split *j)
     kd_error ignored;
     source src;
     size_t have = 0;
-    bool ok = open_input(&j->in, &src, j->label, &ignored) && src.gzip, decided = false;
+    bool ok = open_input(&j->in, &src, j->label, &ignored) && src.codec == CODEC_GZIP,
+         decided = false;
     while (ok && !atomic_load(&j->abandon)) {
         if (have == g->cap) {
             ok = false; /* more than the trailer said (several members) */
@@ -1931,7 +2484,11 @@ static void *gzip_split_main(void *arg)
         return NULL;
     }
     if (j->cut && !atomic_load(&j->tail.cancel)) {
-        j->tail.in = (input){NULL, g->buf, g->filled, g->stop_at, NULL};
+        j->tail.in = j->in;
+        j->tail.in.path = NULL;
+        j->tail.in.mem = g->buf;
+        j->tail.in.mem_len = g->filled;
+        j->tail.in.start = g->stop_at;
         split_tail_main(&j->tail);
     }
     return NULL;
@@ -1977,7 +2534,11 @@ static kd_trace *load_gzip_split(const input *in, const char *label, const kd_lo
         free(j);
         return NULL;
     }
-    input grow_in = {NULL, buf, j->g.cap, 0, &j->g};
+    input grow_in = *in;
+    grow_in.path = NULL;
+    grow_in.mem = buf;
+    grow_in.mem_len = j->g.cap;
+    grow_in.grow = &j->g;
     pass_ctl head = {NULL, &j->tail.cancel, 0, &j->g};
     kd_error ignored;
     pass_outcome h = run_pass(&grow_in, label, false, &head, &ignored);
@@ -2019,19 +2580,23 @@ static kd_trace *load_input(const input *in, const char *label, const kd_load_op
 {
     bool filtered;
     kd_trace *t = load_gzip_split(in, label, opt, &filtered);
-    return t ? t : load_streaming(in, label, opt, filtered ? 1 : 0, err);
+    /* standard input cannot be read a second time: the NaN / Infinity
+     * filter is on from the start */
+    return t ? t : load_streaming(in, label, opt, filtered || in->is_stdin ? 1 : 0, err);
 }
 
 kd_trace *kd_load_trace_opts(const char *path, const kd_load_options *opt, kd_error *err)
 {
-    input in = {path, NULL, 0, 0, NULL};
-    return load_input(&in, path, opt, err);
+    bool std = path && strcmp(path, "-") == 0;
+    input in = {.path = std ? NULL : path, .is_stdin = std, .name = path,
+                .max_string = opt ? opt->max_string : 0};
+    return load_input(&in, std ? KD_LOAD_STDIN_LABEL : path, opt, err);
 }
 
 kd_trace *kd_load_trace_mem_opts(const void *data, size_t len, const char *label,
                                  const kd_load_options *opt, kd_error *err)
 {
-    input in = {NULL, data, len, 0, NULL};
+    input in = {.mem = data, .mem_len = len, .max_string = opt ? opt->max_string : 0};
     return load_input(&in, label, opt, err);
 }
 
@@ -2053,6 +2618,7 @@ typedef struct {
     bool key_is_trace_events;
     int items;  /* objects seen among the first list items */
     int result; /* -1 undecided, 0 no, 1 yes */
+    uint64_t tokens; /* callbacks (chunk_fed) */
 } probe;
 
 static int probe_decide(probe *p, int result)
@@ -2063,6 +2629,7 @@ static int probe_decide(probe *p, int result)
 
 static int probe_value(probe *p, bool is_map)
 {
+    p->tokens++;
     if (p->depth == 0)
         return probe_decide(p, 0); /* a top-level scalar */
     if (p->top == TOP_LIST && p->depth == 1) {
@@ -2084,6 +2651,7 @@ static int pb_string(void *ctx, const unsigned char *s, size_t l) { (void)s; (vo
 static int pb_open(void *ctx, bool is_map)
 {
     probe *p = ctx;
+    p->tokens++;
     if (p->depth == 0) {
         p->top = is_map ? TOP_OBJECT : TOP_LIST;
     } else if (p->top == TOP_OBJECT && p->depth == 1 && p->key_is_trace_events && !is_map) {
@@ -2101,6 +2669,7 @@ static int pb_array(void *ctx) { return pb_open(ctx, false); }
 static int pb_end(void *ctx)
 {
     probe *p = ctx;
+    p->tokens++;
     if (--p->depth == 0)
         return probe_decide(p, p->top == TOP_LIST && p->items > 0);
     return 1;
@@ -2109,6 +2678,7 @@ static int pb_end(void *ctx)
 static int pb_key(void *ctx, const unsigned char *k, size_t len)
 {
     probe *p = ctx;
+    p->tokens++;
     if (p->top == TOP_OBJECT && p->depth == 1)
         p->key_is_trace_events = len == 11 && memcmp(k, "traceEvents", 11) == 0;
     return 1;
@@ -2122,35 +2692,56 @@ static const yajl_callbacks probe_callbacks = {
 bool kd_probe_trace_shape(const char *path)
 {
     kd_error err;
-    input in = {path, NULL, 0, 0, NULL};
+    input in = {.path = path};
     source src;
-    probe p = {0, TOP_NONE, false, 0, -1};
-    unsigned char *buf = malloc(OUT_BLOCK);
-    unsigned char *fbuf = malloc(OUT_BLOCK * 2 + 16);
-    yajl_handle h = yajl_alloc(&probe_callbacks, NULL, &p);
-    if (buf && fbuf && h && open_input(&in, &src, path, &err)) {
-        nonfinite_filter nf = {0}; /* Python's json reads NaN too (divergence D5) */
-        bool first = true;
-        for (;;) {
-            long n = source_read(&src, buf, OUT_BLOCK, path, &err);
-            if (n <= 0)
-                break;
-            const unsigned char *q = buf;
-            size_t len = (size_t)n;
-            if (first && len >= 3 && memcmp(q, "\xEF\xBB\xBF", 3) == 0) {
-                q += 3;
-                len -= 3;
+    probe p = {0, TOP_NONE, false, 0, -1, 0};
+    yguard yg;
+    yg_init(&yg);
+    yajl_handle h = yg_alloc(&yg, &probe_callbacks, &p);
+    if (h && !open_input(&in, &src, path, &err)) {
+        source_close(&src); /* what it opened before failing */
+    } else if (h) {
+        block_reader rd;
+        chunker ch = {&rd, false, false, NULL, 0, 0};
+        unsigned char *fbuf = NULL;
+        size_t fcap = 0;
+        if (reader_start(&rd, &src, path)) {
+            nonfinite_filter nf = {0}; /* Python's json reads NaN too (divergence D5) */
+            bool first = true;
+            uint64_t run = 0;
+            for (;;) {
+                unsigned char *buf;
+                long n = chunk_next(&ch, &buf, path, &err);
+                if (n <= 0)
+                    break;
+                const unsigned char *q = buf;
+                size_t len = (size_t)n;
+                if (first && len >= 3 && memcmp(q, "\xEF\xBB\xBF", 3) == 0) {
+                    q += 3;
+                    len -= 3;
+                }
+                first = false;
+                if (len * 2 + 16 > fcap) {
+                    unsigned char *f = realloc(fbuf, len * 2 + 16);
+                    if (!f)
+                        break;
+                    fbuf = f;
+                    fcap = len * 2 + 16;
+                }
+                len = filter_nonfinite(&nf, q, len, fbuf);
+                uint64_t tokens = p.tokens;
+                if (yg_parse(&yg, h, fbuf, len) != yajl_status_ok)
+                    break;
+                chunk_fed(&ch, p.tokens != tokens, (uint64_t)n, &run);
+                if (run > KD_LOAD_MAX_STRING)
+                    break; /* not decided: not taken for a trace */
             }
-            first = false;
-            len = filter_nonfinite(&nf, q, len, fbuf);
-            if (yajl_parse(h, fbuf, len) != yajl_status_ok)
-                break;
         }
+        reader_stop(&rd);
+        free(ch.acc);
+        free(fbuf);
         source_close(&src);
     }
-    if (h)
-        yajl_free(h);
-    free(buf);
-    free(fbuf);
+    yg_done(&yg, h);
     return p.result == 1;
 }

@@ -429,8 +429,17 @@ static bool push_context(kd_i64map *by_ext, context_list **lists, size_t *n_list
             return false;
     }
     context_list *l = &(*lists)[at];
-    if (l->n == l->cap && !kd_vec_grow_((void **)&l->v, &l->cap, l->n, sizeof *l->v))
-        return false;
+    /* most External ids have one or two cpu ops: a list starts at one slot,
+     * not kd_vec_grow_'s 64 (2.5 KB per External id otherwise: half the
+     * peak memory of a trace with 20k distinct kernels) */
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 1;
+        cpu_context *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return false;
+        l->v = v;
+        l->cap = cap;
+    }
     l->v[l->n++] = *ctx;
     return true;
 }

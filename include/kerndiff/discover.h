@@ -19,7 +19,9 @@ typedef struct {
     char *how; /* one line: "file", or how a directory was resolved (for inspect) */
 } kd_trace_set;
 
-/* Resolve path. A file is returned as is (its content is not checked here).
+/* Resolve path. A file is returned as is (its content is not checked here);
+ * "-" (standard input) is one file "-" with how "standard input" and the
+ * stage of no path (KD_STAGE_ALL), for the loader to read.
  * A directory with no trace gives KD_EINPUT "…: no trace files in directory". */
 kd_status kd_discover_traces(const char *path, kd_trace_set *out, kd_error *err);
 void kd_trace_set_free(kd_trace_set *s);

@@ -1,6 +1,8 @@
 /* hashmap.h — an open-addressing map from int64 keys to int64 values, for the
- * id lookups of the pipeline (correlation -> External id, External id -> index).
- * Insertion overwrites, so "a later event wins" falls out of trace order. */
+ * id lookups of the pipeline (correlation -> External id, External id -> index,
+ * packed pairs such as kernel << 32 | location). Insertion overwrites, so
+ * "a later event wins" falls out of trace order. Every key bit is mixed into
+ * the slot index, so packed pairs spread as well as plain ids. */
 #ifndef KERNDIFF_HASHMAP_H
 #define KERNDIFF_HASHMAP_H
 
@@ -14,6 +16,7 @@ typedef struct {
     unsigned char *used;
     size_t cap; /* power of two, 0 when empty */
     size_t n;
+    size_t probes; /* slots examined by puts and their rehashes, for the tests */
 } kd_i64map;
 
 void kd_i64map_init(kd_i64map *m);
@@ -22,5 +25,9 @@ void kd_i64map_free(kd_i64map *m);
 bool kd_i64map_put(kd_i64map *m, int64_t key, int64_t val);
 /* true and *val set when key is present */
 bool kd_i64map_get(const kd_i64map *m, int64_t key, int64_t *val);
+/* The slots a get of key examines (its probe sequence, the final hit or empty
+ * slot included); 0 for an empty map. Lets tests check the hash spreads keys
+ * without timing anything. */
+size_t kd_i64map_probe_count(const kd_i64map *m, int64_t key);
 
 #endif

@@ -1,8 +1,17 @@
 /* load.h — read one trace file in a single streaming pass (product.md §1).
  *
- * gzip is detected by magic bytes (concatenated members are read as one
- * stream); the bytes go through zlib in large blocks into yajl's callback
- * parser; no document tree is ever built. Accepted shapes: an object with a
+ * gzip, zstd and xz are detected by magic bytes (concatenated gzip members,
+ * zstd frames and xz streams are read as one stream; zero padding after the
+ * last gzip member is accepted, as gzip -t does); bzip2, lz4, zip, lzip and
+ * compress(1) data are refused with a message naming the compression. The
+ * bytes go through the decompressor in large blocks into yajl's callback
+ * parser; no document tree is ever built. The path "-" is standard input
+ * (read once, as it streams: never split, and parsed with the NaN/Infinity
+ * filter from the start, since it cannot be read twice); its messages name
+ * it "standard input" and its trace's path is "-". A string (or number) longer
+ * than the max_string limit stops the load with a message naming its byte
+ * offset; a failed allocation anywhere, yajl's included, ends the load with
+ * KD_ENOMEM "out of memory" and everything it allocated released. Accepted shapes: an object with a
  * "traceEvents" list (other keys skipped; a repeated key replaces the earlier
  * one, as Python's json does) and a bare top-level list (divergence D2).
  * Bare NaN/Infinity literals are tolerated (divergence D5). */
@@ -22,7 +31,20 @@
 typedef struct {
     unsigned threads;
     uint64_t split_min_bytes;
+    /* The longest JSON string (or number) accepted, in bytes (0: the default,
+     * KD_LOAD_MAX_STRING; UINT64_MAX: no limit). A longer one stops the load:
+     * KD_EINPUT "...: a JSON string longer than the N-byte limit
+     * (--max-string) at byte B". Bounds the memory one string can take (yajl
+     * holds a string whole before handing it over). */
+    uint64_t max_string;
 } kd_load_options;
+
+/* 256 MiB: far above any real kernel name (a few KiB), and above the
+ * longest strings of real traces' other keys. */
+#define KD_LOAD_MAX_STRING ((uint64_t)256 << 20)
+
+/* The label of standard input (the path "-") in messages. */
+#define KD_LOAD_STDIN_LABEL "standard input"
 
 #define KD_LOAD_SPLIT_MIN (16u << 20)
 /* A gzip trace is split from a smaller size than a plain one: the thread
@@ -31,11 +53,13 @@ typedef struct {
 #define KD_LOAD_GZIP_SPLIT_MIN (1u << 20)
 #define KD_LOAD_GZIP_SPLIT_MAX (64u << 20)
 
-/* Loads path into a new trace. On failure returns NULL and err names the file
- * and the problem (with the byte offset for parse errors). */
+/* Loads path ("-": standard input) into a new trace. On failure returns
+ * NULL and err names the file and the problem (with the byte offset for parse
+ * errors). */
 kd_trace *kd_load_trace(const char *path, kd_error *err);
 
-/* Same, from a memory buffer (plain JSON or gzip); label names it in errors. */
+/* Same, from a memory buffer (plain JSON, gzip, zstd or xz); label names it
+ * in errors. */
 kd_trace *kd_load_trace_mem(const void *data, size_t len, const char *label, kd_error *err);
 
 /* The same with options (NULL: one thread). */

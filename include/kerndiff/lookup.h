@@ -3,7 +3,16 @@
  * exact key -> prefix/substring -> long common prefix of the compact forms
  * (>= 96 chars) -> alias token groups. Generic over a list of keys so the
  * source map, the kernel map and the diff matcher share one implementation.
- * Lowered and compact forms of the keys are computed once (kd_relaxed_index). */
+ *
+ * The reference scans every key for every query (reference §4: "Each call is
+ * O(|sm|)"), which is quadratic when the diff matcher asks for every unmatched
+ * kernel (product.md §6: lookups must be indexed). kd_relaxed_index answers
+ * the same question, with the same winner and tie-breaking (the first key
+ * position among the best scores), from indexes built once: a sorted table and
+ * hashes of the lowercased keys for the prefix cases, sampled 8-gram postings
+ * for "a key contains the query", anchor 8-grams for "the query contains a
+ * key", a sorted table of the long compact forms for the common-prefix stage,
+ * and per-key alias hits computed the first time the alias stage runs. */
 #ifndef KERNDIFF_LOOKUP_H
 #define KERNDIFF_LOOKUP_H
 
@@ -12,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "kerndiff/intern.h"
+#include "kerndiff/intern.h" /* kept for the includers that relied on it */
 
 typedef enum {
     KD_MATCH_NONE = 0,
@@ -27,34 +36,37 @@ typedef enum {
 const char *kd_match_kind_name(kd_match_kind k);
 
 /* The alias step's view of a candidate: the text whose compact form is
- * searched for the group tokens, and the score bonus of a hit. */
+ * searched for the group tokens, and the score bonus of a hit. Both must
+ * depend only on (ctx, i) for as long as the index lives: the index asks
+ * each key once, the first time the alias stage runs with this scorer. */
 typedef struct {
     char *(*text)(void *ctx, size_t i); /* malloc'd */
     int (*bonus)(void *ctx, size_t i);
     void *ctx;
 } kd_alias_scorer;
 
+typedef struct kd_relaxed_impl kd_relaxed_impl;
+
 typedef struct {
     size_t n;
-    const char **keys; /* borrowed */
-    char **lower;      /* lowercase keys */
-    size_t *lower_len; /* code points */
-    char **compact;    /* compact forms */
-    size_t *compact_len;
-    kd_interner *exact; /* keys, then queries as they are asked */
-    size_t *pos_of_id;  /* key id -> first position + 1 */
-    uint32_t key_ids;   /* ids 1..key_ids are keys */
+    const char **keys;     /* borrowed */
+    kd_relaxed_impl *impl; /* the indexes and the claimed set */
 } kd_relaxed_index;
 
 /* keys: n NUL-terminated strings, kept borrowed. false on OOM. */
 bool kd_relaxed_index_build(kd_relaxed_index *ix, const char *const *keys, size_t n);
 void kd_relaxed_index_free(kd_relaxed_index *ix);
 
-/* The lookup: returns the key position, or -1. The query is interned into
- * the index's own table (past the key ids) for the exact step, so one index
- * must not be queried from two threads at once. usable (may be NULL) limits
- * the candidates (the diff matcher's still-unmatched keys). *kind gets the
- * stage that matched. */
+/* Removes key position pos from every later lookup's candidates (the diff
+ * matcher's one-to-one claim), in O(log n). */
+void kd_relaxed_index_claim(kd_relaxed_index *ix, size_t pos);
+
+/* The lookup: returns the key position, or -1. The candidates are the keys
+ * not claimed and, when usable is not NULL, with usable[i] set. usable is an
+ * exact filter but not an indexed one (a rejected key costs a step); callers
+ * that remove keys as they go should claim them instead. The index keeps
+ * per-query caches, so one index must not be queried from two threads at
+ * once. *kind gets the stage that matched. */
 long kd_relaxed_lookup(const kd_relaxed_index *ix, const char *name, const kd_alias_scorer *alias,
                        const bool *usable, kd_match_kind *kind);
 

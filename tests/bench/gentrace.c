@@ -7,6 +7,8 @@
  *   gentrace --size-mb N [--seed S] [--streams K] [--layers L] [--gzip]
  *            [--shift-us X] [--variant baseline|candidate] [--gpu-pid PID]
  *            [--ts-style frac|int] [--stages] -o FILE
+ *   gentrace --distinct-names N [--variant baseline|candidate] [--gzip]
+ *            [--gpu-pid PID] -o FILE
  *
  * The output models an SGLang-style decoder-only LLM serving loop: each
  * "step" is a ProfilerStep#N user_annotation on the CPU thread (plus its
@@ -19,6 +21,12 @@
  * Kineto-like multi-line layout.  Generation stops once N * 10^6 bytes of
  * uncompressed JSON have been written; the open spans are then closed and
  * the document is terminated properly.
+ *
+ * --distinct-names N writes instead N distinct kernel names, one launch each
+ * (an aten::mm cpu_op, its cudaLaunchKernel, the kernel; about 610 bytes a
+ * name), for the many-names scaling checks (tests/cli/test_scale.sh,
+ * docs/performance.md); distinct_name() says what the names are and how a
+ * candidate's differ.
  *
  * Everything is derived from a seeded xoshiro256** generator and integer
  * arithmetic, so the same arguments always give the same bytes.
@@ -1116,6 +1124,113 @@ static void generate(gen_t *g)
 }
 
 /* ------------------------------------------------------------------ */
+/* --distinct-names: many distinct kernel names (the scaling benchmark) */
+
+/* Kernel name number i of a --distinct-names trace.  Three quarters are
+ * short templated names, a quarter long cutlass/flash-attention names (compact
+ * form well over 96 characters, so the relaxed lookup's long-common-prefix
+ * step runs), and one in sixteen carries "flash_attn_fwd_combine" (an alias
+ * group trigger).  The variant's salt sits after the name's number: a
+ * candidate name never equals, prefixes or contains a baseline name, and a
+ * long candidate name shares its longest compact prefix with the baseline
+ * name of the same number. */
+static void distinct_name(char *buf, size_t cap, uint64_t i, const char *salt)
+{
+    static const char *const words[] = {"gemm", "softmax", "rmsnorm", "rotary", "topk",
+                                        "gather", "scatter", "reduce", "silu", "argmax",
+                                        "layer_norm", "quantize"};
+    unsigned w = (unsigned)(i % (sizeof words / sizeof words[0]));
+    if (i % 16 == 5)
+        snprintf(buf, cap,
+                 "void flash::flash_attn_fwd_combine_%07llu_%s<cutlass::bfloat16_t, %u>"
+                 "(flash::Flash_fwd_params)",
+                 (unsigned long long)i, salt, w);
+    else if (i % 4 == 3)
+        snprintf(buf, cap,
+                 "void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<"
+                 "flash::CollectiveMainloopFwdSm90<2, cute::tuple<cute::C<1>, cute::C<1>, "
+                 "cute::C<1> >, cute::tuple<cute::C<128>, cute::C<%u>, cute::C<128> >, tile_%07llu_%s, "
+                 "cutlass::bfloat16_t, float, cutlass::arch::Sm90, true, false>, "
+                 "flash::CollectiveEpilogueFwd<cute::tuple<cute::C<128>, cute::C<128> >, "
+                 "cutlass::bfloat16_t> > > >(flash::FlashAttnFwdSm90::Params)",
+                 64u * (w + 1), (unsigned long long)i, salt);
+    else
+        snprintf(buf, cap, "void kdgen::%s_kernel_%07llu_%s<%u, float>(float const*, float*, int)",
+                 words[w], (unsigned long long)i, salt, w);
+}
+
+/* One name: an aten::mm cpu_op, its cudaLaunchKernel and the kernel, tied by
+ * External id and correlation; one kernel in four on a second stream,
+ * overlapping the next one. */
+static void write_distinct_name(gen_t *g, uint64_t i, const char *salt)
+{
+    writer_t *w = &g->w;
+    char name[1024];
+    distinct_name(name, sizeof name, i, salt);
+    uint64_t ext = 1000 + i, corr = 500000 + i;
+    uint64_t dur_ns = 2000 + (i * 2654435761u) % 50000; /* 2-52 us, distinct-ish */
+    uint64_t cpu = g->now, gpu = g->now + 5000;
+    unsigned stream = i % 4 == 1 ? 8 : 7;
+    W_LIT(w, ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":" CPU_PID ",\"tid\":");
+    w_u64(w, CPU_TID);
+    W_LIT(w, ",\"ts\":");
+    w_milli(w, cpu);
+    W_LIT(w, ",\"dur\":3.000,\"args\":{\"External id\":");
+    w_u64(w, ext);
+    W_LIT(w, "}},\n{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":" CPU_PID
+             ",\"tid\":");
+    w_u64(w, CPU_TID);
+    W_LIT(w, ",\"ts\":");
+    w_milli(w, cpu + 1000);
+    W_LIT(w, ",\"dur\":1.000,\"args\":{\"External id\":");
+    w_u64(w, ext);
+    W_LIT(w, ",\"correlation\":");
+    w_u64(w, corr);
+    W_LIT(w, "}},\n{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"");
+    w_str(w, name);
+    W_LIT(w, "\",\"pid\":");
+    w_str(w, g->gpu_pid);
+    W_LIT(w, ",\"tid\":");
+    w_u64(w, stream);
+    W_LIT(w, ",\"ts\":");
+    w_milli(w, gpu);
+    W_LIT(w, ",\"dur\":");
+    w_milli(w, dur_ns);
+    W_LIT(w, ",\"args\":{\"External id\":");
+    w_u64(w, ext);
+    W_LIT(w, ",\"correlation\":");
+    w_u64(w, corr);
+    W_LIT(w, ",\"stream\":");
+    w_u64(w, stream);
+    W_LIT(w, ",\"device\":0}}");
+    g->now += stream == 8 ? 4000 : (dur_ns > 3000 ? dur_ns : 3000) + 1000;
+    g->events += 3;
+    g->kernels++;
+}
+
+static void generate_distinct_names(gen_t *g, uint64_t n)
+{
+    writer_t *w = &g->w;
+    const char *salt = g->candidate ? "v2" : "v1";
+    W_LIT(w, "{\"schemaVersion\": 1, \"traceEvents\": [\n");
+    W_LIT(w, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" CPU_PID ",\"tid\":");
+    w_u64(w, CPU_TID);
+    W_LIT(w, ",\"args\":{\"name\":\"thread 3126441 (python3)\"}}");
+    g->events = 1;
+    g->now = 1000000;
+    for (uint64_t i = 0; i < n; i++)
+        write_distinct_name(g, i, salt);
+    W_LIT(w, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":" CPU_PID
+             ",\"tid\":");
+    w_u64(w, CPU_TID);
+    W_LIT(w, ",\"ts\":999.000,\"dur\":");
+    w_milli(w, g->now);
+    W_LIT(w, "}\n]}\n");
+    g->events++;
+    g->steps = 1;
+}
+
+/* ------------------------------------------------------------------ */
 /* options                                                             */
 
 typedef struct {
@@ -1130,6 +1245,7 @@ typedef struct {
     int stages;
     const char *gpu_pid;
     const char *out;
+    uint64_t distinct_names; /* 0: the workload model */
 } opts_t;
 
 static void usage(FILE *f)
@@ -1137,7 +1253,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: " PROG " --size-mb N [--seed S] [--streams K] [--layers L] [--gzip]\n"
             "       [--shift-us X] [--variant baseline|candidate] [--gpu-pid PID]\n"
-            "       [--ts-style frac|int] [--stages] -o FILE\n");
+            "       [--ts-style frac|int] [--stages] -o FILE\n"
+            "       " PROG " --distinct-names N [--variant baseline|candidate] [--gzip]\n"
+            "       [--gpu-pid PID] -o FILE\n");
 }
 
 static const char *need_arg(int argc, char **argv, int *i)
@@ -1195,6 +1313,8 @@ static void parse_opts(int argc, char **argv, opts_t *o)
             o->streams = (unsigned)parse_u64(a, need_arg(argc, argv, &i));
         else if (!strcmp(a, "--layers"))
             o->layers = (unsigned)parse_u64(a, need_arg(argc, argv, &i));
+        else if (!strcmp(a, "--distinct-names"))
+            o->distinct_names = parse_u64(a, need_arg(argc, argv, &i));
         else if (!strcmp(a, "--gzip"))
             o->gzip = 1;
         else if (!strcmp(a, "--stages"))
@@ -1225,8 +1345,10 @@ static void parse_opts(int argc, char **argv, opts_t *o)
             die("unknown option '%s'", a);
         }
     }
-    if (!(o->size_mb > 0))
-        die("--size-mb N (N > 0) is required");
+    if (!(o->size_mb > 0) && !o->distinct_names)
+        die("--size-mb N (N > 0) or --distinct-names N is required");
+    if (o->distinct_names > 100000000)
+        die("--distinct-names %llu is too large", (unsigned long long)o->distinct_names);
     if (o->size_mb > 1e6)
         die("--size-mb %g is too large", o->size_mb);
     if (!o->out)
@@ -1274,7 +1396,10 @@ int main(int argc, char **argv)
     configure(&g, &o);
     w_open(&g.w, o.out, o.gzip);
     g_out_path = o.out; /* from now on a failure removes the partial file */
-    generate(&g);
+    if (o.distinct_names)
+        generate_distinct_names(&g, o.distinct_names);
+    else
+        generate(&g);
     uint64_t bytes = g.w.total;
     w_close(&g.w);
     fprintf(stderr, "%s: %llu bytes, %llu events, %llu kernels, %llu steps\n", o.out,

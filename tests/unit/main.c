@@ -14,6 +14,7 @@ int main(void)
     SRunner *sr = srunner_create(value_suite());
     srunner_add_suite(sr, text_suite());
     srunner_add_suite(sr, intern_suite());
+    srunner_add_suite(sr, hashmap_suite());
     srunner_add_suite(sr, load_suite());
     srunner_add_suite(sr, stage_suite());
     srunner_add_suite(sr, extract_suite());

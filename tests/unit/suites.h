@@ -6,6 +6,7 @@
 Suite *value_suite(void);
 Suite *text_suite(void);
 Suite *intern_suite(void);
+Suite *hashmap_suite(void);
 Suite *load_suite(void);
 Suite *stage_suite(void);
 Suite *extract_suite(void);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kerndiff/lookup.h"
+#include "kerndiff/text.h"
 #include "suites.h"
 
 /* ---- helpers -------------------------------------------------------------- */
@@ -526,14 +527,17 @@ START_TEST(test_alias_longest_token_and_bonus)
     int b4[] = {4, 0}, b6[] = {6, 0}, b5[] = {5, 0};
     kd_relaxed_index ix;
     build(&ix, keys, 2);
-    alias_fixture fx = {texts, b4, 0};
-    kd_alias_scorer sc = {fx_text, fx_bonus, &fx};
+    /* the index asks a scorer once per key: each bonus table is its own scorer */
+    alias_fixture fx = {texts, b4, 0}, fx6 = {texts, b6, 0}, fx5 = {texts, b5, 0};
+    kd_alias_scorer sc = {fx_text, fx_bonus, &fx}, sc6 = {fx_text, fx_bonus, &fx6},
+                    sc5 = {fx_text, fx_bonus, &fx5};
     ck_lookup(&ix, "FlashAttnFwdCombine", &sc, NULL, 1, KD_MATCH_ALIAS);
-    fx.bonus = b6;
-    ck_lookup(&ix, "FlashAttnFwdCombine", &sc, NULL, 0, KD_MATCH_ALIAS);
+    ck_lookup(&ix, "FlashAttnFwdCombine", &sc6, NULL, 0, KD_MATCH_ALIAS);
     /* a tie (1016 each): the first key */
-    fx.bonus = b5;
-    ck_lookup(&ix, "FlashAttnFwdCombine", &sc, NULL, 0, KD_MATCH_ALIAS);
+    ck_lookup(&ix, "FlashAttnFwdCombine", &sc5, NULL, 0, KD_MATCH_ALIAS);
+    /* back to the first scorer: its answers are recomputed, not stale */
+    ck_lookup(&ix, "FlashAttnFwdCombine", &sc, NULL, 1, KD_MATCH_ALIAS);
+    ck_assert_int_eq(fx.calls, 4);
     kd_relaxed_index_free(&ix);
 }
 END_TEST
@@ -552,9 +556,11 @@ START_TEST(test_alias_weight_by_matched_position)
     kd_relaxed_index ix;
     build(&ix, keys, 2);
     ck_lookup(&ix, "Memset_flash_attn_fwd_combine", &sc, NULL, 0, KD_MATCH_ALIAS);
+    kd_relaxed_index_free(&ix);
     /* key F's bonus 974 gives 2005 < 2006 */
     int bonus2[] = {974, 0};
     fx.bonus = bonus2;
+    build(&ix, keys, 2);
     ck_lookup(&ix, "Memset_flash_attn_fwd_combine", &sc, NULL, 1, KD_MATCH_ALIAS);
     kd_relaxed_index_free(&ix);
 
@@ -567,8 +573,10 @@ START_TEST(test_alias_weight_by_matched_position)
     kd_alias_scorer sc2 = {fx_text, fx_bonus, &fx2};
     build(&ix, keys2, 2);
     ck_lookup(&ix, "Memset_flash_attn_fwd_combine", &sc2, NULL, 1, KD_MATCH_ALIAS);
+    kd_relaxed_index_free(&ix);
     int bonus4[] = {1017, 0};
     fx2.bonus = bonus4;
+    build(&ix, keys2, 2);
     ck_lookup(&ix, "Memset_flash_attn_fwd_combine", &sc2, NULL, 0, KD_MATCH_ALIAS);
     kd_relaxed_index_free(&ix);
 }
@@ -691,6 +699,492 @@ START_TEST(test_duplicate_keys_exact_first)
 }
 END_TEST
 
+/* ---- the indexed lookup against the reference's scan ----------------------------- */
+
+/* The reference's relaxed lookup as a plain scan of every key (reference §4;
+ * the implementation lookup.c had before it was indexed), kept here only to
+ * check the index: same position, same kind, for every query. */
+typedef struct {
+    size_t n;
+    const char *const *keys;
+    char **lower, **compact;
+    size_t *lower_len, *compact_len;
+} ref_index;
+
+static void ref_build(ref_index *r, const char *const *keys, size_t n)
+{
+    r->n = n;
+    r->keys = keys;
+    r->lower = calloc(n + 1, sizeof *r->lower);
+    r->compact = calloc(n + 1, sizeof *r->compact);
+    r->lower_len = calloc(n + 1, sizeof *r->lower_len);
+    r->compact_len = calloc(n + 1, sizeof *r->compact_len);
+    for (size_t i = 0; i < n; i++) {
+        r->lower[i] = kd_lower(keys[i]);
+        r->compact[i] = kd_compact_match_text(keys[i]);
+        r->lower_len[i] = kd_utf8_len(r->lower[i]);
+        r->compact_len[i] = strlen(r->compact[i]);
+    }
+}
+
+static void ref_free(ref_index *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->lower[i]);
+        free(r->compact[i]);
+    }
+    free(r->lower);
+    free(r->compact);
+    free(r->lower_len);
+    free(r->compact_len);
+}
+
+static bool ref_use(const bool *usable, size_t i) { return !usable || usable[i]; }
+
+static long ref_prefix_or_substring(const ref_index *r, const char *low, size_t low_len, const bool *usable,
+                                    kd_match_kind *kind)
+{
+    long best = -1, score = -1;
+    kd_match_kind best_kind = KD_MATCH_NONE;
+    for (size_t i = 0; i < r->n; i++) {
+        if (!ref_use(usable, i))
+            continue;
+        const char *k = r->lower[i];
+        size_t m = r->lower_len[i] < low_len ? r->lower_len[i] : low_len;
+        long sc;
+        kd_match_kind kk;
+        if (kd_starts_with(k, low) || kd_starts_with(low, k)) {
+            sc = (long)m;
+            kk = KD_MATCH_PREFIX;
+        } else if (strstr(k, low) || strstr(low, k)) {
+            sc = (long)(m / 2);
+            kk = KD_MATCH_SUBSTRING;
+        } else {
+            continue;
+        }
+        if (sc > score) {
+            score = sc;
+            best = (long)i;
+            best_kind = kk;
+        }
+    }
+    if (best >= 0 && *r->keys[best]) {
+        *kind = best_kind;
+        return best;
+    }
+    return -1;
+}
+
+static long ref_long_prefix(const ref_index *r, const char *c, size_t clen, const bool *usable)
+{
+    static const char flash[] = "voidcutlassdevicekernelflash";
+    long best = -1, score = -1;
+    for (size_t i = 0; i < r->n; i++) {
+        if (!ref_use(usable, i) || r->compact_len[i] < 96)
+            continue;
+        size_t p = 0;
+        while (c[p] && c[p] == r->compact[i][p])
+            p++;
+        size_t shorter = clen < r->compact_len[i] ? clen : r->compact_len[i];
+        if (p < 64 || p < (size_t)(0.4 * (double)shorter))
+            continue;
+        long sc = (long)p;
+        if (kd_starts_with(c, flash) && kd_starts_with(r->compact[i], flash))
+            sc += 32;
+        if (sc > score) {
+            score = sc;
+            best = (long)i;
+        }
+    }
+    return best >= 0 && *r->keys[best] ? best : -1;
+}
+
+static long ref_alias(const ref_index *r, const char *c, const kd_alias_scorer *alias, const bool *usable)
+{
+    const char *const *groups[4];
+    size_t ng = kd_alias_groups(c, groups);
+    if (!ng || !alias)
+        return -1;
+    long best = -1, score = -1;
+    for (size_t i = 0; i < r->n; i++) {
+        if (!ref_use(usable, i))
+            continue;
+        char *raw = alias->text(alias->ctx, i);
+        char *text = kd_compact_match_text(raw);
+        free(raw);
+        long sc = 0;
+        for (size_t g = 0; g < ng; g++) {
+            size_t longest = 0;
+            bool hit = false;
+            for (const char *const *tok = groups[g]; *tok; tok++)
+                if (strstr(text, *tok)) {
+                    hit = true;
+                    if (strlen(*tok) > longest)
+                        longest = strlen(*tok);
+                }
+            if (hit)
+                sc += 1000 * (long)(g + 1) + (long)longest;
+        }
+        free(text);
+        if (sc <= 0)
+            continue;
+        sc += alias->bonus(alias->ctx, i);
+        if (sc > score) {
+            score = sc;
+            best = (long)i;
+        }
+    }
+    return best >= 0 && *r->keys[best] ? best : -1;
+}
+
+static long ref_lookup(const ref_index *r, const char *name, const kd_alias_scorer *alias, const bool *usable,
+                       kd_match_kind *kind)
+{
+    *kind = KD_MATCH_NONE;
+    for (size_t i = 0; i < r->n; i++)
+        if (strcmp(r->keys[i], name) == 0) { /* the first position of the key only */
+            if (ref_use(usable, i)) {
+                *kind = KD_MATCH_EXACT;
+                return (long)i;
+            }
+            break;
+        }
+    char *low = kd_lower(name);
+    char *c = kd_compact_match_text(name);
+    long res = ref_prefix_or_substring(r, low, kd_utf8_len(low), usable, kind);
+    if (res < 0 && strlen(c) >= 96 && (res = ref_long_prefix(r, c, strlen(c), usable)) >= 0)
+        *kind = KD_MATCH_LONG_PREFIX;
+    if (res < 0 && (res = ref_alias(r, c, alias, usable)) >= 0)
+        *kind = KD_MATCH_ALIAS;
+    free(low);
+    free(c);
+    if (res < 0)
+        *kind = KD_MATCH_NONE;
+    return res;
+}
+
+/* a deterministic generator (xorshift64*) */
+typedef struct {
+    uint64_t s;
+} rng;
+
+static uint64_t rng_next(rng *r)
+{
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return r->s * 0x2545F4914F6CDD1Dull;
+}
+
+static size_t rng_below(rng *r, size_t n) { return n ? (size_t)(rng_next(r) % n) : 0; }
+
+/* a random string of up to max_units units drawn from `units` */
+static char *rand_from(rng *r, const char *const *units, size_t n_units, size_t min_units, size_t max_units)
+{
+    size_t k = min_units + rng_below(r, max_units - min_units + 1);
+    size_t cap = 1;
+    const char **pick = malloc((k ? k : 1) * sizeof *pick);
+    for (size_t i = 0; i < k; i++) {
+        pick[i] = units[rng_below(r, n_units)];
+        cap += strlen(pick[i]);
+    }
+    char *s = malloc(cap);
+    s[0] = '\0';
+    for (size_t i = 0; i < k; i++)
+        strcat(s, pick[i]);
+    free(pick);
+    return s;
+}
+
+/* a query: a mutation of a key (cut, extended, wrapped, case-flipped) or fresh */
+static char *rand_query(rng *r, char **keys, size_t n, const char *const *units, size_t n_units,
+                        size_t max_units)
+{
+    if (!n || rng_below(r, 4) == 0)
+        return rand_from(r, units, n_units, 0, max_units);
+    const char *k = keys[rng_below(r, n)];
+    char *add = rand_from(r, units, n_units, 0, 3);
+    size_t kl = strlen(k), al = strlen(add);
+    char *q = malloc(kl + 2 * al + 1);
+    switch (rng_below(r, 6)) {
+    case 0: /* the key itself */
+        memcpy(q, k, kl + 1);
+        break;
+    case 1: /* a prefix of it */
+        memcpy(q, k, kl);
+        q[rng_below(r, kl + 1)] = '\0';
+        break;
+    case 2: /* extended */
+        snprintf(q, kl + 2 * al + 1, "%s%s", k, add);
+        break;
+    case 3: /* wrapped */
+        snprintf(q, kl + 2 * al + 1, "%s%s%s", add, k, add);
+        break;
+    case 4: { /* a middle piece */
+        size_t a = rng_below(r, kl + 1), b = a + rng_below(r, kl - a + 1);
+        memcpy(q, k + a, b - a);
+        q[b - a] = '\0';
+        break;
+    }
+    default: /* ASCII case flipped */
+        for (size_t i = 0; i <= kl; i++)
+            q[i] = k[i] >= 'a' && k[i] <= 'z' ? (char)(k[i] - 32) : k[i];
+        break;
+    }
+    free(add);
+    return q;
+}
+
+/* texts for the alias stage: every key has one, some with group tokens */
+static const char *const alias_texts[] = {
+    "nothing here", "memset", "FlashAttnFwdSm90", "vllm fa3 c fwd", "masked_multihead_attention_kernel",
+    "attention inplace", "fused_qk_norm_rope_kernel", "apply qk norm rope + memset", "", "vllm_flash_attn.flash_attn_interface",
+};
+
+typedef struct {
+    size_t n;
+    int *bonus;
+} rand_alias;
+
+static char *ra_text(void *ctx, size_t i)
+{
+    (void)ctx;
+    return strdup(alias_texts[(i * 7 + 3) % (sizeof alias_texts / sizeof alias_texts[0])]);
+}
+
+static int ra_bonus(void *ctx, size_t i)
+{
+    rand_alias *a = ctx;
+    return a->bonus[i % a->n];
+}
+
+/* One scenario: n keys drawn from units, then queries asked of both the
+ * index and the scan, with the diff matcher's claims (the answer leaves the
+ * candidates) or a random usable mask. */
+static void compare_scenario(uint64_t seed, const char *const *units, size_t n_units, size_t n_keys,
+                             size_t min_units, size_t max_units, size_t n_queries, bool claims)
+{
+    rng r = {seed * 0x9E3779B97F4A7C15ull + 1};
+    char **keys = malloc((n_keys ? n_keys : 1) * sizeof *keys);
+    for (size_t i = 0; i < n_keys; i++) {
+        if (i && rng_below(&r, 8) == 0)
+            keys[i] = strdup(keys[rng_below(&r, i)]); /* duplicates */
+        else
+            keys[i] = rand_from(&r, units, n_units, min_units, max_units);
+    }
+    int bonus[13];
+    for (size_t i = 0; i < 13; i++)
+        bonus[i] = (int)rng_below(&r, 3000) - 1500;
+    rand_alias ra = {13, bonus};
+    kd_alias_scorer sc = {ra_text, ra_bonus, &ra};
+    ref_index ref;
+    ref_build(&ref, (const char *const *)keys, n_keys);
+    kd_relaxed_index ix;
+    ck_assert(kd_relaxed_index_build(&ix, (const char *const *)keys, n_keys));
+    bool *usable = malloc((n_keys ? n_keys : 1) * sizeof *usable);
+    for (size_t i = 0; i < n_keys; i++)
+        usable[i] = true;
+    for (size_t qi = 0; qi < n_queries; qi++) {
+        char *q = rand_query(&r, keys, n_keys, units, n_units, max_units);
+        if (!claims)
+            for (size_t i = 0; i < n_keys; i++)
+                usable[i] = rng_below(&r, 4) != 0;
+        kd_match_kind want_kind, got_kind;
+        long want = ref_lookup(&ref, q, &sc, usable, &want_kind);
+        long got = kd_relaxed_lookup(&ix, q, &sc, claims ? NULL : usable, &got_kind);
+        ck_assert_msg(got == want && got_kind == want_kind,
+                      "seed %llu query %zu \"%s\": index %ld/%s, scan %ld/%s", (unsigned long long)seed, qi, q,
+                      got, kd_match_kind_name(got_kind), want, kd_match_kind_name(want_kind));
+        if (claims && want >= 0 && rng_below(&r, 3) != 0) {
+            usable[want] = false;
+            kd_relaxed_index_claim(&ix, (size_t)want);
+        }
+        free(q);
+    }
+    kd_relaxed_index_free(&ix);
+    ref_free(&ref);
+    for (size_t i = 0; i < n_keys; i++)
+        free(keys[i]);
+    free(keys);
+    free(usable);
+}
+
+/* small alphabets make prefixes and substrings frequent; multi-byte and
+ * case-mapping characters (U+0130 lowers to 3 bytes, the Kelvin sign to k)
+ * check code-point lengths; a stray byte makes a key or query malformed */
+static const char *const units_ab[] = {"a", "b"};
+static const char *const units_abc[] = {"a", "b", "c", "_", "A", "B"};
+static const char *const units_utf8[] = {"a", "b", "\xc3\xa9", "\xc4\xb0", "\xe2\x84\xaa", "k", "I", "\xe2\x82\xac"};
+static const char *const units_bad[] = {"a", "b", "\xc3\xa9", "\xc3", "\x80", "\xed\xb0\x80"};
+static const char *const units_words[] = {"gemm", "kernel", "void ", "::", "<", ">", "128", "64", "_", "fwd",
+                                          "flash", "attn", "combine", "memset", "mha", " "};
+
+START_TEST(test_index_matches_scan_random)
+{
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        compare_scenario(seed, units_ab, 2, 30, 0, 9, 200, seed % 2);
+        compare_scenario(seed, units_abc, 6, 60, 0, 12, 200, seed % 2 == 0);
+        compare_scenario(seed, units_utf8, 8, 40, 0, 8, 200, seed % 2);
+        compare_scenario(seed, units_bad, 6, 30, 0, 6, 150, seed % 2 == 0);
+        compare_scenario(seed, units_words, 16, 80, 1, 14, 200, seed % 2);
+    }
+}
+END_TEST
+
+START_TEST(test_index_matches_scan_long_prefix)
+{
+    /* compact forms >= 96 sharing long prefixes, lengths around the 40% rule:
+     * stems of 60..100 characters, tails of 0..150 */
+    static const char *const stems[] = {"void cutlass::device_kernel<flash::FlashAttnFwdSm90<", "void cutlass::Kernel2<",
+                                        "ncclDevKernel_AllReduce_"};
+    for (uint64_t seed = 1; seed <= 30; seed++) {
+        rng r = {seed * 7919 + 3};
+        size_t n = 40;
+        char **keys = malloc(n * sizeof *keys);
+        for (size_t i = 0; i < n; i++) {
+            char *stem = rand_from(&r, units_ab, 2, 40, 90);
+            char *tail = rand_from(&r, units_abc, 6, 0, 150);
+            const char *head = stems[rng_below(&r, 3)];
+            size_t len = strlen(head) + strlen(stem) + strlen(tail) + 1;
+            keys[i] = malloc(len);
+            /* few stems: many keys share one */
+            if (i >= 4 && rng_below(&r, 3) != 0) {
+                size_t from = rng_below(&r, i);
+                size_t cut = rng_below(&r, strlen(keys[from]) + 1);
+                keys[i] = realloc(keys[i], cut + strlen(tail) + 1);
+                memcpy(keys[i], keys[from], cut);
+                strcpy(keys[i] + cut, tail);
+            } else {
+                snprintf(keys[i], len, "%s%s%s", head, stem, tail);
+            }
+            free(stem);
+            free(tail);
+        }
+        ref_index ref;
+        ref_build(&ref, (const char *const *)keys, n);
+        kd_relaxed_index ix;
+        ck_assert(kd_relaxed_index_build(&ix, (const char *const *)keys, n));
+        bool *usable = malloc(n * sizeof *usable);
+        for (size_t i = 0; i < n; i++)
+            usable[i] = true;
+        for (size_t qi = 0; qi < 150; qi++) {
+            const char *k = keys[rng_below(&r, n)];
+            size_t cut = rng_below(&r, strlen(k) + 1);
+            char *tail = rand_from(&r, units_abc, 6, 0, 150);
+            char *q = malloc(cut + strlen(tail) + 3);
+            memcpy(q, "x", 1); /* never a prefix or substring: straight to step 3 */
+            memcpy(q + 1, k, cut);
+            strcpy(q + 1 + cut, tail);
+            const char *ask = rng_below(&r, 2) ? q + 1 : q;
+            kd_match_kind wk, gk;
+            long want = ref_lookup(&ref, ask, NULL, usable, &wk);
+            long got = kd_relaxed_lookup(&ix, ask, NULL, NULL, &gk);
+            ck_assert_msg(got == want && gk == wk, "seed %llu query %zu: index %ld/%s, scan %ld/%s",
+                          (unsigned long long)seed, qi, got, kd_match_kind_name(gk), want,
+                          kd_match_kind_name(wk));
+            if (want >= 0 && rng_below(&r, 2)) {
+                usable[want] = false;
+                kd_relaxed_index_claim(&ix, (size_t)want);
+            }
+            free(q);
+            free(tail);
+        }
+        kd_relaxed_index_free(&ix);
+        ref_free(&ref);
+        for (size_t i = 0; i < n; i++)
+            free(keys[i]);
+        free(keys);
+        free(usable);
+    }
+}
+END_TEST
+
+/* Thue-Morse strings collide under any polynomial hash mod 2^64 from about
+ * 2^11 characters: the index must not take a hash hit for a match */
+static char *thue_morse(size_t n, bool flip)
+{
+    char *s = malloc(n + 1);
+    for (size_t i = 0; i < n; i++)
+        s[i] = (char)(((__builtin_popcountll(i) & 1) ^ flip) ? 'b' : 'a');
+    s[n] = '\0';
+    return s;
+}
+
+START_TEST(test_index_matches_scan_adversarial)
+{
+    /* chains of prefixes and substrings: a, aa, aaa, ... */
+    const size_t chain = 60;
+    char **keys = malloc((chain + 6) * sizeof *keys);
+    size_t n = 0;
+    for (size_t i = 0; i < chain; i++)
+        keys[n++] = rep(i % 2 ? "a" : "ba", i / 2 + 1);
+    keys[n++] = thue_morse(4096, false);
+    keys[n++] = thue_morse(4096, true);
+    keys[n++] = strdup("");
+    keys[n++] = cat3("x", keys[chain], "y");
+    keys[n++] = cat3("y", keys[chain + 1], "");
+    keys[n++] = strdup("b");
+    ref_index ref;
+    ref_build(&ref, (const char *const *)keys, n);
+    kd_relaxed_index ix;
+    ck_assert(kd_relaxed_index_build(&ix, (const char *const *)keys, n));
+    bool *usable = malloc(n * sizeof *usable);
+    for (size_t i = 0; i < n; i++)
+        usable[i] = true;
+    char *tm = thue_morse(4096, false), *tmc = thue_morse(4096, true);
+    char *queries[] = {
+        strdup(""), strdup("a"), strdup("b"), strdup("ab"), rep("a", 40), rep("ba", 40), cat3("z", tm, ""),
+        cat3("", tmc, "z"), cat3("", tm, ""), strdup(tm + 1), strdup(tmc + 7), cat3("q", tm + 100, "q"),
+        rep("aab", 30), cat3("x", tmc, "y"), strdup("A"), strdup("BA"),
+    };
+    size_t nq = sizeof queries / sizeof queries[0];
+    for (int round = 0; round < 3; round++) /* then again, after claims */
+        for (size_t qi = 0; qi < nq; qi++) {
+            kd_match_kind wk, gk;
+            long want = ref_lookup(&ref, queries[qi], NULL, usable, &wk);
+            long got = kd_relaxed_lookup(&ix, queries[qi], NULL, NULL, &gk);
+            ck_assert_msg(got == want && gk == wk, "round %d query %zu: index %ld/%s, scan %ld/%s", round, qi,
+                          got, kd_match_kind_name(gk), want, kd_match_kind_name(wk));
+            if (want >= 0 && round > 0) {
+                usable[want] = false;
+                kd_relaxed_index_claim(&ix, (size_t)want);
+            }
+        }
+    for (size_t qi = 0; qi < nq; qi++)
+        free(queries[qi]);
+    free(tm);
+    free(tmc);
+    kd_relaxed_index_free(&ix);
+    ref_free(&ref);
+    for (size_t i = 0; i < n; i++)
+        free(keys[i]);
+    free(keys);
+    free(usable);
+}
+END_TEST
+
+START_TEST(test_claim_is_a_filter)
+{
+    /* a claim drops exactly that key; claiming twice or out of range is harmless */
+    const char *keys[] = {"abc", "abcdef", "zzabcdefzz", "abc"};
+    kd_relaxed_index ix;
+    build(&ix, keys, 4);
+    ck_lookup(&ix, "abc", NULL, NULL, 0, KD_MATCH_EXACT);
+    kd_relaxed_index_claim(&ix, 0);
+    kd_relaxed_index_claim(&ix, 0);
+    kd_relaxed_index_claim(&ix, 99);
+    /* the exact stage looks at the first position only; the duplicate is a prefix */
+    ck_lookup(&ix, "abc", NULL, NULL, 1, KD_MATCH_PREFIX);
+    kd_relaxed_index_claim(&ix, 1);
+    ck_lookup(&ix, "abc", NULL, NULL, 3, KD_MATCH_PREFIX);
+    ck_lookup(&ix, "abcdef", NULL, NULL, 2, KD_MATCH_SUBSTRING);
+    kd_relaxed_index_claim(&ix, 2);
+    kd_relaxed_index_claim(&ix, 3);
+    ck_lookup(&ix, "abc", NULL, NULL, -1, KD_MATCH_NONE);
+    kd_relaxed_index_free(&ix);
+}
+END_TEST
+
 Suite *lookup_suite(void)
 {
     Suite *s = suite_create("lookup");
@@ -719,6 +1213,13 @@ Suite *lookup_suite(void)
     tcase_add_test(tc, test_alias_empty_key_never_wins);
     tcase_add_test(tc, test_usable_mask);
     tcase_add_test(tc, test_duplicate_keys_exact_first);
+    tcase_add_test(tc, test_claim_is_a_filter);
     suite_add_tcase(s, tc);
+    TCase *vs = tcase_create("index-vs-scan");
+    tcase_set_timeout(vs, 120);
+    tcase_add_test(vs, test_index_matches_scan_random);
+    tcase_add_test(vs, test_index_matches_scan_long_prefix);
+    tcase_add_test(vs, test_index_matches_scan_adversarial);
+    suite_add_tcase(s, vs);
     return s;
 }
