@@ -213,7 +213,7 @@ bool kd_inspect_write_text(const kd_inspect *r, FILE *out)
     fprintf(out, "Files (%s):\n", s->files.how ? s->files.how : "");
     for (size_t i = 0; i < s->n; i++) {
         const kd_trace *t = s->traces[i];
-        fprintf(out, "  %s  [%s, %s, %.1f MB JSON]\n", t->path, t->gzip ? "gzip" : "plain",
+        fprintf(out, "  %s  [%s, %s, %.1f MB JSON]\n", t->path, t->compression ? t->compression : "plain",
                 t->shape == KD_SHAPE_LIST ? "bare list" : "{\"traceEvents\": [...]}",
                 (double)t->bytes_json / 1e6);
     }
@@ -277,6 +277,7 @@ bool kd_inspect_write_json(const kd_inspect *r, FILE *out)
         kd_json_map_open(&j);
         kd_json_key(&j, "path"); kd_json_str(&j, t->path);
         kd_json_key(&j, "gzip"); kd_json_bool(&j, t->gzip);
+        kd_json_key(&j, "compression"); kd_json_str(&j, t->compression ? t->compression : "plain");
         kd_json_key(&j, "shape"); kd_json_str(&j, t->shape == KD_SHAPE_LIST ? "list" : "object");
         kd_json_key(&j, "json_bytes"); kd_json_int(&j, (int64_t)t->bytes_json);
         kd_json_map_close(&j);

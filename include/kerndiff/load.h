@@ -18,6 +18,7 @@
 #ifndef KERNDIFF_LOAD_H
 #define KERNDIFF_LOAD_H
 
+#include "kerndiff/classify.h"
 #include "kerndiff/error.h"
 #include "kerndiff/trace.h"
 
@@ -37,6 +38,10 @@ typedef struct {
      * (--max-string) at byte B". Bounds the memory one string can take (yajl
      * holds a string whole before handing it over). */
     uint64_t max_string;
+    /* The classification the trace is loaded with (classify.h): which names
+     * are kernels, launches, stage annotations; kept in kd_trace.rules for
+     * every later step. NULL: the reference's tables. */
+    const kd_rules *rules;
 } kd_load_options;
 
 /* 256 MiB: far above any real kernel name (a few KiB), and above the

@@ -139,6 +139,7 @@ typedef struct kd_trace {
     uint64_t bytes_in;   /* file bytes */
     uint64_t bytes_json; /* decompressed JSON bytes */
     bool gzip;
+    const char *compression; /* "plain", "gzip", "zstd" or "xz" (static) */
     bool split; /* parsed as two halves at once (load.h kd_load_options) */
     /* the classification the trace was loaded with (load.h
      * kd_load_options.rules); every later step classifies its names with

@@ -35,7 +35,7 @@ static bool load_both_ways(const uint8_t *data, size_t size, const char *what)
 {
     kd_error err = {0}, split_err = {0};
     kd_trace *t = kd_load_trace_mem(data, size, "fuzz.json", &err);
-    kd_load_options split = {2, 1, 0};
+    kd_load_options split = {.threads = 2, .split_min_bytes = 1};
     kd_trace *u = kd_load_trace_mem_opts(data, size, "fuzz.json", &split, &split_err);
     char why[256] = "";
     if ((t == NULL) != (u == NULL) ||

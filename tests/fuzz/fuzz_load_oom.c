@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 3)
         return 0;
     failalloc_mode mode = (data[0] & 1) ? FAILALLOC_FROM : FAILALLOC_ONE;
-    kd_load_options split = {2, 1, 0};
+    kd_load_options split = {.threads = 2, .split_min_bytes = 1};
     const kd_load_options *opt = (data[0] & 2) ? &split : NULL;
     int codec = (data[0] >> 2) & 3;
     const char *side_env = getenv("KD_FUZZ_OOM_SIDE");

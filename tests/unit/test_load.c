@@ -1627,7 +1627,7 @@ START_TEST(test_long_strings_span_blocks)
             char *s = doc_with_string(sizes[i], as_name, &len, &at);
             char *p = temp_file(s, len);
             kd_error err;
-            kd_load_options two = {2, 1, 0};
+            kd_load_options two = {.threads = 2, .split_min_bytes = 1};
             kd_trace *t = kd_load_trace(p, &err), *u = kd_load_trace_opts(p, &two, &err);
             ck_assert_msg(t && u, "a %zu-byte string: %s", sizes[i], err.msg);
             expect_same(t, u, "a long string, split load");
@@ -1660,7 +1660,9 @@ START_TEST(test_max_string)
         size_t len, at;
         char *s = doc_with_string(1000, as_name, &len, &at);
         kd_error err;
-        kd_load_options lim = {1, 0, 1000}, lim2 = {2, 1, 1000}, less = {1, 0, 999};
+        kd_load_options lim = {.threads = 1, .max_string = 1000};
+        kd_load_options lim2 = {.threads = 2, .split_min_bytes = 1, .max_string = 1000};
+        kd_load_options less = {.threads = 1, .max_string = 999};
         kd_trace *t = kd_load_trace_mem_opts(s, len, LABEL, &lim, &err);
         ck_assert_msg(t != NULL, "%s", err.msg);
         kd_trace_free(t);
@@ -1685,7 +1687,7 @@ START_TEST(test_max_string)
     char *s = doc_with_string(12u << 20, false, &len, &at);
     char *p = temp_file(s, len);
     kd_error err;
-    kd_load_options lim = {1, 0, 2u << 20};
+    kd_load_options lim = {.threads = 1, .max_string = 2u << 20};
     kd_trace *t = kd_load_trace_opts(p, &lim, &err);
     ck_assert_ptr_null(t);
     ck_assert_msg(strstr(err.msg, "longer than the 2097152-byte limit (--max-string) at or before byte "),
@@ -1715,7 +1717,7 @@ START_TEST(test_oom_every_allocation)
     size_t zn[4] = {len, 0, 0, 0};
     unsigned char *in[4] = {(unsigned char *)s, gzip_level(s, len, 1, &zn[1]), zstd_of(s, len, &zn[2]),
                             xz_of(s, len, &zn[3])};
-    kd_load_options two = {2, 1, 0};
+    kd_load_options two = {.threads = 2, .split_min_bytes = 1};
     for (int codec = 0; codec < 4; codec++) {
         for (int split = 0; split < 2; split++) {
             const kd_load_options *opt = split ? &two : NULL;
@@ -1796,7 +1798,7 @@ START_TEST(test_stdin)
     size_t n = strlen(s), zn[4] = {n, 0, 0, 0};
     unsigned char *in[4] = {(unsigned char *)s, gzip_level(s, n, 6, &zn[1]), zstd_of(s, n, &zn[2]),
                             xz_of(s, n, &zn[3])};
-    kd_load_options two = {2, 1, 0};
+    kd_load_options two = {.threads = 2, .split_min_bytes = 1};
     for (int codec = 0; codec < 4; codec++) {
         kd_error err;
         /* two threads asked: standard input is still read once, serially */

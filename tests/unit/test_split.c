@@ -47,7 +47,7 @@ kd_trace *kd_test_load_both(const void *data, size_t len, const char *label, kd_
     kd_trace *a = kd_load_trace_mem(data, len, label, err);
     kd_error e2;
     kd_error_clear(&e2);
-    kd_load_options split = {2, 1, 0};
+    kd_load_options split = {.threads = 2, .split_min_bytes = 1};
     kd_trace *b = kd_load_trace_mem_opts(data, len, label, &split, &e2);
     kd_test_expect_same_load(a, err, b, &e2, label);
     kd_trace_free(b);
@@ -145,7 +145,7 @@ START_TEST(test_split_sweep)
         ck_assert_msg(t != NULL, "%s", err.msg);
         ck_assert_uint_eq(t->events_read, 60);
         kd_trace_free(t);
-        kd_load_options opt = {2, 1, 0};
+        kd_load_options opt = {.threads = 2, .split_min_bytes = 1};
         t = kd_load_trace_mem_opts(doc, len, "split.json", &opt, &err);
         split += t->split;
         kd_trace_free(t);
@@ -302,13 +302,13 @@ START_TEST(test_split_file)
     kd_error_clear(&e1);
     kd_error_clear(&e2);
     kd_trace *a = kd_load_trace(path, &e1);
-    kd_load_options split = {2, 1, 0};
+    kd_load_options split = {.threads = 2, .split_min_bytes = 1};
     kd_trace *b = kd_load_trace_opts(path, &split, &e2);
     kd_test_expect_same_load(a, &e1, b, &e2, "file");
     ck_assert_ptr_nonnull(a);
     ck_assert_uint_eq(a->bytes_in, len);
     /* under the threshold: an ordinary load */
-    kd_load_options big = {2, 1u << 30, 0};
+    kd_load_options big = {.threads = 2, .split_min_bytes = 1u << 30};
     kd_trace *c = kd_load_trace_opts(path, &big, &e2);
     kd_test_expect_same_load(a, &e1, c, &e2, "file, no split");
     kd_trace_free(a);
@@ -329,7 +329,7 @@ START_TEST(test_split_gzip)
     char *doc = object_doc(300, "", ",\"meta\":{\"a\":[1,2]}", &len);
     unsigned char *z = kd_test_gzip(doc, len, &zn);
     char *path = write_temp(z, zn);
-    kd_load_options split = {2, 1, 0};
+    kd_load_options split = {.threads = 2, .split_min_bytes = 1};
     for (int from_file = 0; from_file < 2; from_file++) {
         kd_error e1, e2;
         kd_error_clear(&e1);
@@ -347,7 +347,8 @@ START_TEST(test_split_gzip)
         kd_trace_free(b);
     }
     /* under the threshold (uncompressed size), or one thread: streamed */
-    kd_load_options big = {2, len + 1, 0}, one = {1, 1, 0};
+    kd_load_options big = {.threads = 2, .split_min_bytes = len + 1};
+    kd_load_options one = {.threads = 1, .split_min_bytes = 1};
     kd_error err;
     kd_trace *c = kd_load_trace_mem_opts(z, zn, "gz", &big, &err);
     ck_assert_ptr_nonnull(c);
@@ -445,7 +446,7 @@ START_TEST(test_split_fixtures)
         kd_error_clear(&e1);
         kd_error_clear(&e2);
         kd_trace *a = kd_load_trace(path, &e1);
-        kd_load_options split = {2, 1, 0};
+        kd_load_options split = {.threads = 2, .split_min_bytes = 1};
         kd_trace *b = kd_load_trace_opts(path, &split, &e2);
         ck_assert_msg(a != NULL, "%s", e1.msg);
         kd_test_expect_same_load(a, &e1, b, &e2, files[i]);
