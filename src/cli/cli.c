@@ -78,6 +78,32 @@ bool kd_cli_parse_share(const char *s, double *out)
 
 const char *const kd_cli_file_formats[3] = {"markdown", "csv", "json"};
 
+bool kd_cli_parse_max_string(const char *s, uint64_t *out)
+{
+    if (strcmp(s, "none") == 0) {
+        *out = UINT64_MAX;
+        return true;
+    }
+    char *end;
+    errno = 0;
+    if (*s < '0' || *s > '9')
+        return false;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k')
+        shift = 10;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30;
+    if (shift)
+        end++;
+    if (errno || *end || v == 0 || v > (UINT64_MAX >> shift) || (v << shift) == UINT64_MAX)
+        return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
 bool kd_cli_parse_threads(const char *s, unsigned *out)
 {
     if (strcmp(s, "1") != 0 && strcmp(s, "2") != 0)
@@ -86,11 +112,12 @@ bool kd_cli_parse_threads(const char *s, unsigned *out)
     return true;
 }
 
-kd_load_options kd_cli_load_options(unsigned threads, unsigned parallel)
+kd_load_options kd_cli_load_options(unsigned threads, unsigned parallel, uint64_t max_string)
 {
     kd_load_options o;
     memset(&o, 0, sizeof o); /* zero: every other field at its default */
     o.threads = 1;
+    o.max_string = max_string;
     if (threads) {
         o.threads = threads;
         return o;
@@ -154,6 +181,11 @@ int kd_cli_common_option(const char *cmd, int c, const char *arg, kd_cli_common 
     case 'T':
         if (!kd_cli_parse_threads(arg, &o->threads))
             return kd_cli_usage_error(cmd, "--threads must be 1 or 2, not '%s'", arg), -1;
+        return 1;
+    case 'X':
+        if (!kd_cli_parse_max_string(arg, &o->max_string))
+            return kd_cli_usage_error(cmd, "--max-string takes a byte count >= 1 (K, M, G allowed) or none, "
+                                           "not '%s'", arg), -1;
         return 1;
     default: return 0;
     }

@@ -6,6 +6,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "kerndiff/error.h"
@@ -40,7 +41,11 @@ bool kd_cli_parse_threads(const char *s, unsigned *out);
 /* The load options for `threads` (--threads; 0: two threads per trace when
  * the machine has two cores for each of the `parallel` traces loaded at
  * once, else one). */
-kd_load_options kd_cli_load_options(unsigned threads, unsigned parallel);
+kd_load_options kd_cli_load_options(unsigned threads, unsigned parallel, uint64_t max_string);
+
+/* --max-string: a byte count with an optional K, M or G (powers of 1024),
+ * at least 1; "none" for no limit (UINT64_MAX). */
+bool kd_cli_parse_max_string(const char *s, uint64_t *out);
 
 /* The options triage and diff share (product.md §2: common and output options). */
 typedef struct {
@@ -51,6 +56,7 @@ typedef struct {
     const char *files[3]; /* --markdown, --csv, --json */
     bool quiet;
     unsigned threads; /* --threads: 1 or 2, 0 = by the cores */
+    uint64_t max_string; /* --max-string: 0 the default, UINT64_MAX none */
 } kd_cli_common;
 
 /* getopt_long entries of the shared options (letters p s l S f M C j K w q T) */
@@ -60,7 +66,8 @@ typedef struct {
     {"format", required_argument, NULL, 'f'}, {"markdown", required_argument, NULL, 'M'}, \
     {"csv", required_argument, NULL, 'C'}, {"json", required_argument, NULL, 'j'},       \
     {"no-kernel-map", no_argument, NULL, 'K'}, {"framework", required_argument, NULL, 'w'}, \
-    {"quiet", no_argument, NULL, 'q'}, {"threads", required_argument, NULL, 'T'}
+    {"quiet", no_argument, NULL, 'q'}, {"threads", required_argument, NULL, 'T'},          \
+    {"max-string", required_argument, NULL, 'X'}
 
 /* the formats of files[0..2] */
 extern const char *const kd_cli_file_formats[3];

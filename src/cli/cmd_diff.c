@@ -60,6 +60,9 @@ static void diff_help(void)
            "  --threads N            1 or 2: threads that parse each large trace\n"
            "                         (default: 2 on a machine with 4 cores or more, as the\n"
            "                         two sides already load at once; the output is the same)\n"
+           "  --max-string SIZE      the longest JSON string a trace may hold (default 256M:\n"
+           "                         far above any kernel name); a longer one stops the load\n"
+           "                         naming its byte offset. Bytes, or with K, M, G; none\n"
            "  -h, --help             this help\n"
            "\n"
            "The verdict line (pass / warn / fail and the numbers) goes to stderr, except when\n"
@@ -147,7 +150,7 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
         }
     }
     o->d.sides = o->com.analysis;
-    o->d.sides.load = kd_cli_load_options(o->com.threads, 2); /* the sides load at once */
+    o->d.sides.load = kd_cli_load_options(o->com.threads, 2, o->com.max_string); /* the sides load at once */
     if (!report_for(o->com.format))
         return kd_cli_usage_error("diff", "--format must be text, markdown, csv or json, not '%s'", o->com.format);
     if (optind != argc - 2)

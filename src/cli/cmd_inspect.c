@@ -26,6 +26,9 @@ static void inspect_help(void)
            "  --format FMT     text (default) or json\n"
            "  --threads N      1 or 2: threads that parse one large trace (default: 2 on\n"
            "                   a machine with 2 cores or more; the output is the same)\n"
+           "  --max-string SIZE  the longest JSON string a trace may hold (default 256M:\n"
+           "                   far above any kernel name); a longer one stops the load\n"
+           "                   naming its byte offset. Bytes, or with K, M, G; none\n"
            "  -h, --help       this help\n"
            "\n"
            "Exit status: 0 ok; 2 bad usage, unreadable or invalid trace, or no GPU kernels.\n");
@@ -37,11 +40,13 @@ int kd_cmd_inspect(int argc, char **argv)
         {"pid", required_argument, NULL, 'p'},
         {"format", required_argument, NULL, 'f'},
         {"threads", required_argument, NULL, 'T'},
+        {"max-string", required_argument, NULL, 'X'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *pid = NULL, *format = "text";
     unsigned threads = 0;
+    uint64_t max_string = 0;
     int c;
     opterr = 0;
     optind = 1;
@@ -52,6 +57,11 @@ int kd_cmd_inspect(int argc, char **argv)
         case 'T':
             if (!kd_cli_parse_threads(optarg, &threads))
                 return kd_cli_usage_error("inspect", "--threads must be 1 or 2, not '%s'", optarg);
+            break;
+        case 'X':
+            if (!kd_cli_parse_max_string(optarg, &max_string))
+                return kd_cli_usage_error("inspect", "--max-string takes a byte count >= 1 (K, M, G allowed) or "
+                                                     "none, not '%s'", optarg);
             break;
         case 'h': inspect_help(); return KD_EXIT_OK;
         default: return kd_cli_bad_option("inspect", opts, c, argv[optind - 1]);
@@ -65,7 +75,7 @@ int kd_cmd_inspect(int argc, char **argv)
     kd_error err;
     kd_error_clear(&err);
     kd_side side;
-    kd_load_options load = kd_cli_load_options(threads, 1);
+    kd_load_options load = kd_cli_load_options(threads, 1, max_string);
     if (kd_side_load(path, pid, &load, &side, &err) != KD_OK)
         return kd_cli_error("%s", err.msg);
     kd_inspect r;

@@ -42,6 +42,9 @@ static void triage_help(void)
            "  --threads N        1 or 2: threads that parse one large trace (default:\n"
            "                     2 on a machine with 2 cores or more; the output is the same)\n"
            "  -q, --quiet        no report on standard output (files only)\n"
+           "  --max-string SIZE  the longest JSON string a trace may hold (default 256M:\n"
+           "                     far above any kernel name); a longer one stops the load\n"
+           "                     naming its byte offset. Bytes, or with K, M, G; none\n"
            "  -h, --help         this help\n"
            "\n"
            "Reports are written together once everything succeeded, or none is; an output\n"
@@ -96,7 +99,7 @@ static int parse_triage_args(int argc, char **argv, triage_cli *o)
         }
     }
     o->t = o->com.analysis;
-    o->t.load = kd_cli_load_options(o->com.threads, 1);
+    o->t.load = kd_cli_load_options(o->com.threads, 1, o->com.max_string);
     if (!writer_for(o->com.format))
         return kd_cli_usage_error("triage", "--format must be text, markdown, csv or json, not '%s'",
                                   o->com.format);

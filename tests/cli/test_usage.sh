@@ -106,6 +106,26 @@ expect_true "triage --limit 1000000: accepted" "[ \"\$rc\" -eq 0 ]"
 run "$KD_BIN" triage "$B" --min-share 101
 expect_usage_error "triage --min-share 101: says the range" "0 to 100"
 
+section "--max-string: the longest string a trace may hold"
+LONG=$(awk 'BEGIN { while (n++ < 3000) printf "k" }')
+printf '{"traceEvents":[%s,{"ph":"X","cat":"kernel","name":"%s","pid":3,"tid":7,"ts":200,"dur":5,"args":{"stream":7}}]}\n' \
+    "$EVENTS" "$LONG" >"$T/long.json"
+for cmd in inspect triage; do
+    run "$KD_BIN" $cmd "$T/long.json" --max-string 2K
+    check "$cmd --max-string 2K on a 3000-byte name: exit 2 naming the limit and the byte" \
+        "$(one_line_error 2 "$T/long.json" "2048-byte limit" "--max-string" byte)"
+    run "$KD_BIN" $cmd "$T/long.json" --max-string 3K
+    expect_true "$cmd --max-string 3K: the same trace loads" "[ \"\$rc\" -eq 0 ]"
+done
+run "$KD_BIN" diff "$B" "$T/long.json" --max-string 1000
+check "diff --max-string 1000: names the candidate" "$(one_line_error 2 "$T/long.json" "1000-byte limit")"
+run "$KD_BIN" diff "$B" "$T/long.json" --max-string none
+expect_true "diff --max-string none: no limit" "[ \"\$rc\" -eq 0 ]"
+for bad in 0 abc 5X -1; do
+    run "$KD_BIN" triage "$B" --max-string "$bad"
+    expect_usage_error "triage --max-string $bad: a usage error" "--max-string"
+done
+
 section "'-' reads the trace from standard input"
 gzip -c "$B" >"$T/base.json.gz"
 "$KD_BIN" triage "$B" --format json >"$T/file.out" 2>/dev/null
@@ -131,8 +151,8 @@ run "$KD_BIN" triage --help
 expect_true "triage --help explains --min-share and --limit in words, documents prefill" \
     "[ \"\$rc\" -eq 0 ] && grep -q 'percent of the' \"\$T/out\" && grep -q 'first rows of each stage' \"\$T/out\" && grep -q 'prefill' \"\$T/out\""
 run "$KD_BIN" diff --help
-expect_true "diff --help documents --baseline-pid, --candidate-pid, units and prefill" \
-    "[ \"\$rc\" -eq 0 ] && grep -q -- '--baseline-pid' \"\$T/out\" && grep -q -- '--candidate-pid' \"\$T/out\" && grep -q 'us, ms or s' \"\$T/out\" && grep -q prefill \"\$T/out\""
+expect_true "diff --help documents --baseline-pid, --candidate-pid, units, prefill, --max-string" \
+    "[ \"\$rc\" -eq 0 ] && grep -q -- '--baseline-pid' \"\$T/out\" && grep -q -- '--candidate-pid' \"\$T/out\" && grep -q 'us, ms or s' \"\$T/out\" && grep -q prefill \"\$T/out\" && grep -q -- '--max-string' \"\$T/out\""
 run "$KD_BIN" triage "$B" --stage prefill
 expect_true "triage --stage prefill is accepted" "[ \"\$rc\" -eq 0 ]"
 if [ -n "${KD_SRCDIR:-}" ] && [ -f "$KD_SRCDIR/docs/kerndiff.1" ]; then

@@ -254,16 +254,16 @@ static bool find_shared(void)
         snprintf(cand, sizeof cand, "%s/../shared", src && *src ? src : ".");
     char probe[8192];
     snprintf(probe, sizeof probe, "%s/conformance/cases.json", cand);
+    snprintf(shared_dir, sizeof shared_dir, "%s", cand);
     if (access(probe, R_OK) != 0)
         return false;
-    snprintf(shared_dir, sizeof shared_dir, "%s", cand);
     return true;
 }
 
 int main(void)
 {
     if (!find_shared()) {
-        printf("SKIP: conformance: ../shared/conformance not found (set KD_SHARED to run it)\n");
+        printf("SKIP: conformance: %s/conformance not found (set KD_SHARED to run it)\n", shared_dir);
         return 77;
     }
     char path[8192], msg[1024];

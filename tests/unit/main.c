@@ -13,6 +13,7 @@ int main(void)
 {
     SRunner *sr = srunner_create(value_suite());
     srunner_add_suite(sr, text_suite());
+    srunner_add_suite(sr, classify_suite());
     srunner_add_suite(sr, intern_suite());
     srunner_add_suite(sr, hashmap_suite());
     srunner_add_suite(sr, load_suite());

@@ -5,6 +5,7 @@
 
 Suite *value_suite(void);
 Suite *text_suite(void);
+Suite *classify_suite(void);
 Suite *intern_suite(void);
 Suite *hashmap_suite(void);
 Suite *load_suite(void);
