@@ -44,29 +44,25 @@ int kd_cmd_inspect(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *pid = NULL, *format = "text";
-    unsigned threads = 0;
-    uint64_t max_string = 0;
+    kd_cli_common com; /* --pid, --format, --threads, --max-string as the other commands read them */
+    kd_cli_common_init(&com);
     int c;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
-        case 'p': pid = optarg; break;
-        case 'f': format = optarg; break;
+        case 'p':
+        case 'f':
         case 'T':
-            if (!kd_cli_parse_threads(optarg, &threads))
-                return kd_cli_usage_error("inspect", "--threads must be 1 or 2, not '%s'", optarg);
-            break;
         case 'X':
-            if (!kd_cli_parse_max_string(optarg, &max_string))
-                return kd_cli_usage_error("inspect", "--max-string takes a byte count >= 1 (K, M, G allowed) or "
-                                                     "none, not '%s'", optarg);
+            if (kd_cli_common_option("inspect", c, optarg, &com) < 0)
+                return KD_EXIT_ERROR;
             break;
         case 'h': inspect_help(); return KD_EXIT_OK;
         default: return kd_cli_bad_option("inspect", opts, c, argv[optind - 1]);
         }
     }
+    const char *pid = com.analysis.pid_substring, *format = com.format;
     if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
         return kd_cli_usage_error("inspect", "--format must be text or json, not '%s'", format);
     if (optind != argc - 1)
@@ -75,7 +71,7 @@ int kd_cmd_inspect(int argc, char **argv)
     kd_error err;
     kd_error_clear(&err);
     kd_side side;
-    kd_load_options load = kd_cli_load_options(threads, 1, max_string);
+    kd_load_options load = kd_cli_load_options(com.threads, 1, com.max_string);
     if (kd_side_load(path, pid, &load, &side, &err) != KD_OK)
         return kd_cli_error("%s", err.msg);
     kd_inspect r;

@@ -6,6 +6,25 @@
 
 rc=0
 
+# kd_test_init NAME: the start of a CLI script: skips (exit 77) without a
+# built binary, makes the scratch directory $T (prefix NAME), removed on exit.
+kd_test_init()
+{
+    if [ -z "${KD_BIN:-}" ] || [ ! -x "$KD_BIN" ]; then
+        echo "SKIP: KD_BIN is not set or not executable ('${KD_BIN:-}')"
+        exit 77
+    fi
+    T=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX") || { echo "cannot create a scratch dir"; exit 99; }
+    trap 'rm -rf "$T"' EXIT
+    trap 'exit 130' INT TERM HUP
+}
+
+# expect_true DESC SHELL-CONDITION: ok when the condition holds.
+expect_true()
+{
+    if eval "$2"; then ok "$1"; else notok "$1" "rc=$rc, stderr: $(err_text)"; fi
+}
+
 # The base trace of the CLI scripts: three kernels on two streams of pid 3,
 # stream 7 busy 30 us (k1 10 + k2 20), stream 20 busy 30 us (one nccl
 # kernel); 60 us of kernel time in all.

@@ -108,7 +108,6 @@ reason=$(one_line_error 2 "$T/nonexistent.json")
 [ -e "$T/d.csv" ] && reason="$reason; $T/d.csv was created"
 check "kerndiff diff with a missing candidate: exit 2, one line naming it, no CSV" "$reason"
 run "$KD_BIN" diff "$T/good.json" "$T/good.json" --markdown "$T/d.md" --json /nonexistent-dir/d.json
-expect_true() { if eval "$2"; then ok "$1"; else notok "$1" "rc=$rc, stderr: $(err_text)"; fi; }
 expect_true "kerndiff diff with an unwritable output: exit 2, no file created" \
     "[ \"\$rc\" -eq 2 ] && [ ! -e \"\$T/d.md\" ]"
 run "$KD_BIN" diff "$T/good.json" "$T/good.json" --fail-on-exposed-comm 5%,200us --json "$T/d.json" --csv "$T/d.csv" --markdown "$T/d.md"
@@ -116,10 +115,6 @@ expect_true "kerndiff diff of identical traces: exit 0, PASS verdict on stderr, 
     "[ \"\$rc\" -eq 0 ] && grep -q 'PASS' \"\$T/err\" && [ -s \"\$T/d.json\" ] && [ -s \"\$T/d.csv\" ] && [ -s \"\$T/d.md\" ]"
 
 # the triage report formats
-expect_true() # DESCRIPTION SHELL-CONDITION
-{
-    if eval "$2"; then ok "$1"; else notok "$1" "rc=$rc, stderr: $(err_text)"; fi
-}
 run "$KD_BIN" triage "$T/good.json" --format markdown
 expect_true "triage --format markdown prints the Overlap Opportunity Table" \
     "[ \"\$rc\" -eq 0 ] && head -n 1 \"\$T/out\" | grep -qx 'Overlap Opportunity Table' && grep -q '^| Priority | Verdict | Kernel |' \"\$T/out\""

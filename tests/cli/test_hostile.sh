@@ -24,20 +24,11 @@
 # KD_BIN missing.
 set -u
 
-KD_BIN=${KD_BIN:-}
-if [ -z "$KD_BIN" ] || [ ! -x "$KD_BIN" ]; then
-    echo "SKIP: KD_BIN is not set or not executable ('$KD_BIN')"
-    exit 77
-fi
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/kd-hostile.XXXXXX") || { echo "cannot create a scratch dir"; exit 99; }
-trap 'rm -rf "$T"' EXIT
-trap 'exit 130' INT TERM HUP
-
 KD_CLI_DIR=$(dirname "$0")
 [ -f "$KD_CLI_DIR/lib.sh" ] || KD_CLI_DIR=${KD_SRCDIR:-.}/tests/cli
 # shellcheck source=lib.sh
 . "$KD_CLI_DIR/lib.sh"
+kd_test_init kd-hostile
 
 # repeat N CHAR: CHAR N times, streamed
 repeat() { head -c "$1" /dev/zero | tr '\000' "$2"; }

@@ -10,25 +10,11 @@
 # ...", then "N passed, N failed". Exit status: 0, 1 some failed, 77 no KD_BIN.
 set -u
 
-KD_BIN=${KD_BIN:-}
-if [ -z "$KD_BIN" ] || [ ! -x "$KD_BIN" ]; then
-    echo "SKIP: KD_BIN is not set or not executable ('$KD_BIN')"
-    exit 77
-fi
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/kd-out.XXXXXX") || { echo "cannot create a scratch dir"; exit 99; }
-trap 'rm -rf "$T"' EXIT
-trap 'exit 130' INT TERM HUP
-
 KD_CLI_DIR=$(dirname "$0")
 [ -f "$KD_CLI_DIR/lib.sh" ] || KD_CLI_DIR=${KD_SRCDIR:-.}/tests/cli
 # shellcheck source=lib.sh
 . "$KD_CLI_DIR/lib.sh"
-
-expect_true() # DESCRIPTION SHELL-CONDITION
-{
-    if eval "$2"; then ok "$1"; else notok "$1" "rc=$rc, stderr: $(err_text)"; fi
-}
+kd_test_init kd-out
 
 # no_temp DIR: true when DIR holds no temp file of kerndiff's
 no_temp() { ! ls -a "$1" | grep -q -e '\.tmp' -e '^\.kdtmp'; }
