@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "kerndiff/jsonw.h"
+#include "kerndiff/strbuf.h"
 #include "kerndiff/text.h"
 
 /* A change smaller than this (in us) counts as unchanged in the top lists
@@ -31,81 +32,6 @@
 #define KD_REPORT_PATH 500
 /* Rows of the text table. */
 #define KD_REPORT_TEXT_ROWS 40
-
-/* ---- a growable string ------------------------------------------------------ */
-
-typedef struct {
-    char *s;
-    size_t n, cap;
-    bool oom;
-} sbuf;
-
-static void sb_putn(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-}
-
-static void sb_puts(sbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    char small[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->oom = true;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
-        sb_putn(b, small, (size_t)n);
-        return;
-    }
-    char *big = malloc((size_t)n + 1);
-    if (!big) {
-        b->oom = true;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    sb_putn(b, big, (size_t)n);
-    free(big);
-}
-
-static void sb_reset(sbuf *b)
-{
-    b->n = 0;
-    if (b->s)
-        b->s[0] = '\0';
-}
-
-static void sb_free(sbuf *b)
-{
-    free(b->s);
-    memset(b, 0, sizeof *b);
-}
-
-static const char *sb_str(const sbuf *b) { return b->s ? b->s : ""; }
 
 /* ---- numbers ------------------------------------------------------------------ */
 
@@ -234,7 +160,7 @@ static const char *opt_path(const kd_report *r, bool cand)
 static const char *opt_mapping(const kd_report *r, bool cand) { return side_input(r, cand)->mapping; }
 
 /* The distinct pids of a side over the compared stages, ", "-joined. */
-static void side_pids(const kd_diff *d, bool cand, sbuf *out)
+static void side_pids(const kd_diff *d, bool cand, kd_strbuf *out)
 {
     for (size_t i = 0; i < d->n_stages; i++) {
         const char *p = stage_pid(&d->stages[i], cand);
@@ -243,8 +169,8 @@ static void side_pids(const kd_diff *d, bool cand, sbuf *out)
             seen = strcmp(p, stage_pid(&d->stages[k], cand)) == 0;
         if (!seen) {
             if (out->n)
-                sb_puts(out, ", ");
-            sb_puts(out, p);
+                kd_sb_puts(out, ", ");
+            kd_sb_puts(out, p);
         }
     }
 }
@@ -262,33 +188,33 @@ static bool row_is_changed(const kd_diff_row *r)
  * it. `|` -> `\|`, `\` -> `\\` (so a trailing backslash cannot escape our
  * `|`), newline (LF, CR, CRLF) -> `<br>`, `<` -> `&lt;`, `>` -> `&gt;`,
  * backtick -> "\`", other control characters -> space. */
-static void md_escape(sbuf *b, const char *s)
+static void md_escape(kd_strbuf *b, const char *s)
 {
     for (const char *p = s; *p; p++) {
         unsigned char c = (unsigned char)*p;
         switch (c) {
-        case '|': sb_puts(b, "\\|"); break;
-        case '\\': sb_puts(b, "\\\\"); break;
-        case '`': sb_puts(b, "\\`"); break;
-        case '<': sb_puts(b, "&lt;"); break;
-        case '>': sb_puts(b, "&gt;"); break;
+        case '|': kd_sb_puts(b, "\\|"); break;
+        case '\\': kd_sb_puts(b, "\\\\"); break;
+        case '`': kd_sb_puts(b, "\\`"); break;
+        case '<': kd_sb_puts(b, "&lt;"); break;
+        case '>': kd_sb_puts(b, "&gt;"); break;
         case '\r':
             if (p[1] == '\n')
                 p++;
-            sb_puts(b, "<br>");
+            kd_sb_puts(b, "<br>");
             break;
-        case '\n': sb_puts(b, "<br>"); break;
+        case '\n': kd_sb_puts(b, "<br>"); break;
         default:
             if (c < 0x20 || c == 0x7f)
-                sb_putn(b, " ", 1);
+                kd_sb_putn(b, " ", 1);
             else
-                sb_putn(b, p, 1);
+                kd_sb_putn(b, p, 1);
         }
     }
 }
 
 /* Escaped, shortened to max code points with kd_short_name. */
-static void md_escape_short(sbuf *b, const char *s, size_t max)
+static void md_escape_short(kd_strbuf *b, const char *s, size_t max)
 {
     char *t = kd_short_name(s, max);
     if (!t) {
@@ -301,21 +227,21 @@ static void md_escape_short(sbuf *b, const char *s, size_t max)
 
 /* ---- Markdown: fixed parts ------------------------------------------------------------ */
 
-static void md_warnings(const kd_report *r, sbuf *b)
+static void md_warnings(const kd_report *r, kd_strbuf *b)
 {
     for (size_t i = 0; i < n_warnings(r); i++) {
-        sb_puts(b, "> **Warning:** ");
+        kd_sb_puts(b, "> **Warning:** ");
         md_escape(b, warning_at(r, i));
-        sb_puts(b, "\n\n");
+        kd_sb_puts(b, "\n\n");
     }
 }
 
-static void md_files_cell(const kd_report *r, bool cand, sbuf *b)
+static void md_files_cell(const kd_report *r, bool cand, kd_strbuf *b)
 {
     const kd_diff_input *in = side_input(r, cand);
     for (size_t i = 0; i < in->n_files; i++) {
         if (i)
-            sb_puts(b, "<br>");
+            kd_sb_puts(b, "<br>");
         md_escape_short(b, in->files[i], KD_REPORT_PATH);
     }
 }
@@ -327,61 +253,61 @@ static bool files_differ(const kd_report *r, bool cand)
     return in->n_files > 1 || (in->n_files == 1 && strcmp(in->files[0], opt_path(r, cand)) != 0);
 }
 
-static void md_inputs(const kd_report *r, sbuf *b)
+static void md_inputs(const kd_report *r, kd_strbuf *b)
 {
     const kd_diff *d = r->diff;
-    sb_puts(b, "**Inputs**\n\n| input | baseline | candidate |\n| --- | --- | --- |\n| trace | ");
+    kd_sb_puts(b, "**Inputs**\n\n| input | baseline | candidate |\n| --- | --- | --- |\n| trace | ");
     md_escape_short(b, opt_path(r, false), KD_REPORT_PATH);
-    sb_puts(b, " | ");
+    kd_sb_puts(b, " | ");
     md_escape_short(b, opt_path(r, true), KD_REPORT_PATH);
-    sb_puts(b, " |\n");
+    kd_sb_puts(b, " |\n");
     if (files_differ(r, false) || files_differ(r, true)) {
-        sb_puts(b, "| files | ");
+        kd_sb_puts(b, "| files | ");
         md_files_cell(r, false, b);
-        sb_puts(b, " | ");
+        kd_sb_puts(b, " | ");
         md_files_cell(r, true, b);
-        sb_puts(b, " |\n");
+        kd_sb_puts(b, " |\n");
     }
-    sb_puts(b, "| mapping | ");
+    kd_sb_puts(b, "| mapping | ");
     for (int side = 0; side < 2; side++) {
         const char *m = opt_mapping(r, side == 1);
         if (m)
             md_escape_short(b, m, KD_REPORT_PATH);
         else
-            sb_puts(b, "(the trace itself)");
-        sb_puts(b, side ? " |\n" : " | ");
+            kd_sb_puts(b, "(the trace itself)");
+        kd_sb_puts(b, side ? " |\n" : " | ");
     }
-    sbuf pb = {0}, pc = {0};
+    kd_strbuf pb = {0}, pc = {0};
     side_pids(d, false, &pb);
     side_pids(d, true, &pc);
-    sb_puts(b, "| pid | ");
-    md_escape(b, pb.n ? sb_str(&pb) : "-");
-    sb_puts(b, " | ");
-    md_escape(b, pc.n ? sb_str(&pc) : "-");
-    sb_puts(b, " |\n");
-    sb_free(&pb);
-    sb_free(&pc);
-    sb_printf(b, "| ProfilerSteps | %.0f | %.0f |\n\n", d->steps_base, d->steps_cand);
+    kd_sb_puts(b, "| pid | ");
+    md_escape(b, pb.n ? kd_sb_str(&pb) : "-");
+    kd_sb_puts(b, " | ");
+    md_escape(b, pc.n ? kd_sb_str(&pc) : "-");
+    kd_sb_puts(b, " |\n");
+    kd_sb_free(&pb);
+    kd_sb_free(&pc);
+    kd_sb_printf(b, "| ProfilerSteps | %.0f | %.0f |\n\n", d->steps_base, d->steps_cand);
     if (normalized(r))
-        sb_printf(b, "Normalization: **steps**: every time is per ProfilerStep (baseline / %.0f, "
+        kd_sb_printf(b, "Normalization: **steps**: every time is per ProfilerStep (baseline / %.0f, "
                      "candidate / %.0f).\n\n",
                   d->steps_base, d->steps_cand);
     else
-        sb_puts(b, "Normalization: **none**: times are totals over each capture.\n\n");
+        kd_sb_puts(b, "Normalization: **none**: times are totals over each capture.\n\n");
 }
 
-static void md_metric_time(sbuf *b, const char *label, double base, double cand)
+static void md_metric_time(kd_strbuf *b, const char *label, double base, double cand)
 {
     char x[64], y[64], z[64], w[64];
-    sb_printf(b, "| %s | %s | %s | %s | %s |\n", label, fmt_fixed(x, sizeof x, 1, base),
+    kd_sb_printf(b, "| %s | %s | %s | %s | %s |\n", label, fmt_fixed(x, sizeof x, 1, base),
               fmt_fixed(y, sizeof y, 1, cand), fmt_signed(z, sizeof z, 1, cand - base),
               fmt_rel(w, sizeof w, base, cand));
 }
 
-static void md_metric_count(sbuf *b, const char *label, double base, double cand)
+static void md_metric_count(kd_strbuf *b, const char *label, double base, double cand)
 {
     char x[64], y[64], z[64], w[64];
-    sb_printf(b, "| %s | %s | %s | %s | %s |\n", label, fmt_fixed(x, sizeof x, 0, base),
+    kd_sb_printf(b, "| %s | %s | %s | %s | %s |\n", label, fmt_fixed(x, sizeof x, 0, base),
               fmt_fixed(y, sizeof y, 0, cand), fmt_signed(z, sizeof z, 0, cand - base),
               fmt_rel(w, sizeof w, base, cand));
 }
@@ -389,13 +315,13 @@ static void md_metric_count(sbuf *b, const char *label, double base, double cand
 static const kd_category category_order[KD_CAT_COUNT] = {
     KD_CAT_COMMUNICATION, KD_CAT_COMPUTE, KD_CAT_MEMORY, KD_CAT_ELEMENTWISE, KD_CAT_OTHER};
 
-static void md_summary(const kd_report *r, const kd_diff_stage *s, sbuf *b)
+static void md_summary(const kd_report *r, const kd_diff_stage *s, kd_strbuf *b)
 {
     const kd_stage_summary *sb_ = &s->sum_base, *sc = &s->sum_cand;
     const char *u = time_unit(r);
     char label[96];
-    sb_printf(b, "### %s\n\n", kd_stage_display_name(s->stage));
-    sb_puts(b, "| metric | baseline | candidate | Δ | Δ% |\n| --- | ---: | ---: | ---: | ---: |\n");
+    kd_sb_printf(b, "### %s\n\n", kd_stage_display_name(s->stage));
+    kd_sb_puts(b, "| metric | baseline | candidate | Δ | Δ% |\n| --- | ---: | ---: | ---: | ---: |\n");
     snprintf(label, sizeof label, "busy time (%s)", u);
     md_metric_time(b, label, sb_->busy_us, sc->busy_us);
     snprintf(label, sizeof label, "overlap time (%s)", u);
@@ -415,7 +341,7 @@ static void md_summary(const kd_report *r, const kd_diff_stage *s, sbuf *b)
         snprintf(label, sizeof label, "%s hidden (%s)", name, u);
         md_metric_time(b, label, x->hidden_us, y->hidden_us);
     }
-    sb_puts(b, "\n");
+    kd_sb_puts(b, "\n");
 }
 
 /* ---- Markdown: truncatable lists ---------------------------------------------------- */
@@ -467,108 +393,108 @@ static bool list_select(md_list *l)
     return true;
 }
 
-static void md_cell_side_exposed(sbuf *b, const kd_diff_side *s)
+static void md_cell_side_exposed(kd_strbuf *b, const kd_diff_side *s)
 {
     char x[64];
-    sb_puts(b, s->present ? fmt_fixed(x, sizeof x, 1, s->exposed_us) : "—");
+    kd_sb_puts(b, s->present ? fmt_fixed(x, sizeof x, 1, s->exposed_us) : "—");
 }
 
-static void md_row_top(const md_list *l, size_t k, sbuf *b)
+static void md_row_top(const md_list *l, size_t k, kd_strbuf *b)
 {
     const kd_diff_row *r = &l->st->rows[l->rows[k]];
     char x[64], y[64];
-    sb_printf(b, "| %zu | ", k + 1);
+    kd_sb_printf(b, "| %zu | ", k + 1);
     md_escape_short(b, r->name, KD_REPORT_MD_NAME);
-    sb_printf(b, " | %s | %s | ", kd_category_name(r->category), kd_diff_row_kind(r));
+    kd_sb_printf(b, " | %s | %s | ", kd_category_name(r->category), kd_diff_row_kind(r));
     md_cell_side_exposed(b, &r->base);
-    sb_puts(b, " | ");
+    kd_sb_puts(b, " | ");
     md_cell_side_exposed(b, &r->cand);
-    sb_printf(b, " | %s | %s |\n", fmt_signed(x, sizeof x, 1, r->d_exposed_us),
+    kd_sb_printf(b, " | %s | %s |\n", fmt_signed(x, sizeof x, 1, r->d_exposed_us),
               fmt_row_pct(y, sizeof y, r, r->pct_exposed));
 }
 
-static void md_priority_cell(sbuf *b, const kd_diff_side *s)
+static void md_priority_cell(kd_strbuf *b, const kd_diff_side *s)
 {
     if (!s->present)
-        sb_puts(b, "(absent)");
+        kd_sb_puts(b, "(absent)");
     else if (!s->priority)
-        sb_puts(b, "—");
+        kd_sb_puts(b, "—");
     else
-        sb_printf(b, "%s %s", s->priority, s->recommendation ? s->recommendation : "");
+        kd_sb_printf(b, "%s %s", s->priority, s->recommendation ? s->recommendation : "");
 }
 
-static void md_row_priority(const md_list *l, size_t k, sbuf *b)
+static void md_row_priority(const md_list *l, size_t k, kd_strbuf *b)
 {
     const kd_diff_row *r = &l->st->rows[l->rows[k]];
     char x[64];
-    sb_puts(b, "| ");
+    kd_sb_puts(b, "| ");
     md_escape_short(b, r->name, KD_REPORT_MD_NAME);
-    sb_printf(b, " | %s | ", kd_diff_row_kind(r));
+    kd_sb_printf(b, " | %s | ", kd_diff_row_kind(r));
     md_priority_cell(b, &r->base);
-    sb_puts(b, " | ");
+    kd_sb_puts(b, " | ");
     md_priority_cell(b, &r->cand);
-    sb_printf(b, " | %s | %s |\n", r->priority_change, fmt_signed(x, sizeof x, 1, r->d_exposed_us));
+    kd_sb_printf(b, " | %s | %s |\n", r->priority_change, fmt_signed(x, sizeof x, 1, r->d_exposed_us));
 }
 
-static void md_row_one_side(const md_list *l, size_t k, sbuf *b)
+static void md_row_one_side(const md_list *l, size_t k, kd_strbuf *b)
 {
     const kd_diff_row *r = &l->st->rows[l->rows[k]];
     const kd_diff_side *s = l->kind == L_ADDED ? &r->cand : &r->base;
     char x[64], y[64], z[64];
-    sb_puts(b, "| ");
+    kd_sb_puts(b, "| ");
     md_escape_short(b, s->name, KD_REPORT_MD_NAME);
-    sb_printf(b, " | %s | %" PRIu64 " | %s | %s | %s | ", kd_category_name(s->category), s->launches,
+    kd_sb_printf(b, " | %s | %" PRIu64 " | %s | %s | %s | ", kd_category_name(s->category), s->launches,
               fmt_fixed(x, sizeof x, 1, s->total_us), fmt_fixed(y, sizeof y, 1, s->exposed_us),
               fmt_fixed(z, sizeof z, 1, s->hidden_us));
     md_escape_short(b, s->python_scope && *s->python_scope ? s->python_scope : "-", KD_REPORT_MD_NAME);
-    sb_puts(b, " |\n");
+    kd_sb_puts(b, " |\n");
 }
 
 /* "b → c" of a field present on either side */
-static void md_pair(sbuf *b, const kd_diff_row *r, int prec, double bv, double cv)
+static void md_pair(kd_strbuf *b, const kd_diff_row *r, int prec, double bv, double cv)
 {
     char x[64], y[64];
-    sb_printf(b, "%s → %s", r->base.present ? fmt_fixed(x, sizeof x, prec, bv) : "—",
+    kd_sb_printf(b, "%s → %s", r->base.present ? fmt_fixed(x, sizeof x, prec, bv) : "—",
               r->cand.present ? fmt_fixed(y, sizeof y, prec, cv) : "—");
 }
 
 /* the change, or "= P4" when an unchanged priority exists */
-static void md_priority_change(sbuf *b, const kd_diff_row *r)
+static void md_priority_change(kd_strbuf *b, const kd_diff_row *r)
 {
     if (strcmp(r->priority_change, "=") == 0 && r->cand.present && r->cand.priority)
-        sb_printf(b, "= %s", r->cand.priority);
+        kd_sb_printf(b, "= %s", r->cand.priority);
     else
-        sb_puts(b, r->priority_change);
+        kd_sb_puts(b, r->priority_change);
 }
 
-static void md_row_full(const md_list *l, size_t k, sbuf *b)
+static void md_row_full(const md_list *l, size_t k, kd_strbuf *b)
 {
     const kd_diff_row *r = &l->st->rows[l->rows[k]];
     char x[64], y[64];
-    sb_puts(b, "| ");
+    kd_sb_puts(b, "| ");
     md_escape(b, r->name);
     if (r->base.present && r->cand.present && strcmp(r->base.name, r->cand.name) != 0) {
-        sb_puts(b, "<br>baseline: ");
+        kd_sb_puts(b, "<br>baseline: ");
         md_escape(b, r->base.name);
     }
-    sb_printf(b, " | %s | %s | ", kd_category_name(r->category), kd_diff_row_kind(r));
+    kd_sb_printf(b, " | %s | %s | ", kd_category_name(r->category), kd_diff_row_kind(r));
     md_pair(b, r, 0, (double)r->base.launches, (double)r->cand.launches);
-    sb_puts(b, " | ");
+    kd_sb_puts(b, " | ");
     md_pair(b, r, 1, r->base.total_us, r->cand.total_us);
-    sb_puts(b, " | ");
+    kd_sb_puts(b, " | ");
     md_pair(b, r, 1, r->base.exposed_us, r->cand.exposed_us);
-    sb_printf(b, " | %s | %s | ", fmt_signed(x, sizeof x, 1, r->d_exposed_us),
+    kd_sb_printf(b, " | %s | %s | ", fmt_signed(x, sizeof x, 1, r->d_exposed_us),
               fmt_row_pct(y, sizeof y, r, r->pct_exposed));
     md_pair(b, r, 1, r->base.hidden_us, r->cand.hidden_us);
-    sb_puts(b, " | ");
+    kd_sb_puts(b, " | ");
     md_priority_change(b, r);
-    sb_puts(b, " | ");
+    kd_sb_puts(b, " | ");
     const char *scope = r->cand.present ? r->cand.python_scope : r->base.python_scope;
     md_escape(b, scope && *scope ? scope : "-");
-    sb_puts(b, " |\n");
+    kd_sb_puts(b, " |\n");
 }
 
-static void md_list_row(const md_list *l, size_t k, sbuf *b)
+static void md_list_row(const md_list *l, size_t k, kd_strbuf *b)
 {
     switch (l->kind) {
     case L_REGRESSIONS:
@@ -588,81 +514,81 @@ static const char *const list_none[L_KINDS] = {
     "No kernel's exposed time grew by 0.05 us or more.", "No kernel's exposed time shrank by 0.05 us or more.",
     "No triage priority changed.", "No kernel was added.", "No kernel was removed.", ""};
 
-static void md_list_head(const md_list *l, sbuf *b)
+static void md_list_head(const md_list *l, kd_strbuf *b)
 {
     const char *u = time_unit(l->r);
     if (l->kind == L_FULL) {
-        sb_printf(b, "<details><summary>All %zu kernels</summary>\n\n", l->st->n_rows);
-        sb_printf(b, "| kernel | category | match | launches | total (%s) | exposed (%s) | Δ exposed (%s) | "
+        kd_sb_printf(b, "<details><summary>All %zu kernels</summary>\n\n", l->st->n_rows);
+        kd_sb_printf(b, "| kernel | category | match | launches | total (%s) | exposed (%s) | Δ exposed (%s) | "
                      "Δ%% | hidden (%s) | priority | python scope |\n"
                      "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n",
                   u, u, u, u);
         return;
     }
-    sb_printf(b, "#### %s", list_title[l->kind]);
+    kd_sb_printf(b, "#### %s", list_title[l->kind]);
     if (l->total > l->n)
-        sb_printf(b, ": %zu of %zu", l->n, l->total);
+        kd_sb_printf(b, ": %zu of %zu", l->n, l->total);
     else if (l->n && (l->kind == L_ADDED || l->kind == L_REMOVED))
-        sb_printf(b, ": %zu", l->n);
-    sb_puts(b, "\n\n");
+        kd_sb_printf(b, ": %zu", l->n);
+    kd_sb_puts(b, "\n\n");
     if (!l->n) {
-        sb_printf(b, "%s\n", list_none[l->kind]);
+        kd_sb_printf(b, "%s\n", list_none[l->kind]);
         return;
     }
     switch (l->kind) {
     case L_REGRESSIONS:
     case L_IMPROVEMENTS:
-        sb_printf(b, "| # | kernel | category | match | baseline exposed (%s) | candidate exposed (%s) | "
+        kd_sb_printf(b, "| # | kernel | category | match | baseline exposed (%s) | candidate exposed (%s) | "
                      "Δ (%s) | Δ%% |\n| ---: | --- | --- | --- | ---: | ---: | ---: | ---: |\n",
                   u, u, u);
         break;
     case L_PRIORITY:
-        sb_printf(b, "| kernel | match | baseline | candidate | change | Δ exposed (%s) |\n"
+        kd_sb_printf(b, "| kernel | match | baseline | candidate | change | Δ exposed (%s) |\n"
                      "| --- | --- | --- | --- | --- | ---: |\n",
                   u);
         break;
     default:
-        sb_printf(b, "| kernel | category | launches | total (%s) | exposed (%s) | hidden (%s) | python scope |\n"
+        kd_sb_printf(b, "| kernel | category | launches | total (%s) | exposed (%s) | hidden (%s) | python scope |\n"
                      "| --- | --- | ---: | ---: | ---: | ---: | --- |\n",
                   u, u, u);
         break;
     }
 }
 
-static void md_list_tail(const md_list *l, sbuf *b)
+static void md_list_tail(const md_list *l, kd_strbuf *b)
 {
-    sb_puts(b, l->kind == L_FULL ? "\n</details>\n\n" : "\n");
+    kd_sb_puts(b, l->kind == L_FULL ? "\n</details>\n\n" : "\n");
 }
 
-static void md_note(size_t hidden, sbuf *b)
+static void md_note(size_t hidden, kd_strbuf *b)
 {
     char lim[32];
     if (!hidden)
         return;
     fmt_grouped(lim, sizeof lim, KD_MARKDOWN_LIMIT);
-    sb_printf(b, "\n… %zu more rows not shown (limit %s characters); see the CSV/JSON report\n", hidden, lim);
+    kd_sb_printf(b, "\n… %zu more rows not shown (limit %s characters); see the CSV/JSON report\n", hidden, lim);
 }
 
 static size_t note_len(size_t hidden)
 {
-    sbuf b = {0};
+    kd_strbuf b = {0};
     md_note(hidden, &b);
     size_t n = b.n;
-    sb_free(&b);
+    kd_sb_free(&b);
     return n;
 }
 
 /* Renders each row once to learn its length. */
-static bool list_measure(md_list *l, sbuf *scratch)
+static bool list_measure(md_list *l, kd_strbuf *scratch)
 {
-    sb_reset(scratch);
+    kd_sb_reset(scratch);
     md_list_head(l, scratch);
     l->head_len = scratch->n;
-    sb_reset(scratch);
+    kd_sb_reset(scratch);
     md_list_tail(l, scratch);
     l->tail_len = scratch->n;
     for (size_t k = 0; k < l->n; k++) {
-        sb_reset(scratch);
+        kd_sb_reset(scratch);
         md_list_row(l, k, scratch);
         l->len[k] = scratch->n;
     }
@@ -681,17 +607,17 @@ static size_t list_size(const md_list *l)
 
 typedef struct {
     const kd_report *r;
-    sbuf prelude;
-    sbuf summary[KD_STAGE_COUNT];
+    kd_strbuf prelude;
+    kd_strbuf summary[KD_STAGE_COUNT];
     md_list lists[KD_STAGE_COUNT][L_KINDS];
     size_t n_stages;
 } md_doc;
 
 static void md_doc_free(md_doc *m)
 {
-    sb_free(&m->prelude);
+    kd_sb_free(&m->prelude);
     for (size_t s = 0; s < KD_STAGE_COUNT; s++) {
-        sb_free(&m->summary[s]);
+        kd_sb_free(&m->summary[s]);
         for (int k = 0; k < L_KINDS; k++) {
             free(m->lists[s][k].rows);
             free(m->lists[s][k].len);
@@ -704,13 +630,13 @@ static bool md_doc_build(md_doc *m, const kd_report *r)
     memset(m, 0, sizeof *m);
     m->r = r;
     m->n_stages = r->diff->n_stages;
-    sb_printf(&m->prelude, "%s\n\n", gate_line(r));
+    kd_sb_printf(&m->prelude, "%s\n\n", gate_line(r));
     md_warnings(r, &m->prelude);
     md_inputs(r, &m->prelude);
     if (!m->n_stages)
-        sb_puts(&m->prelude, "No stage is present on both sides: nothing was compared.\n");
+        kd_sb_puts(&m->prelude, "No stage is present on both sides: nothing was compared.\n");
     bool ok = !m->prelude.oom;
-    sbuf scratch = {0};
+    kd_strbuf scratch = {0};
     for (size_t s = 0; ok && s < m->n_stages; s++) {
         md_summary(r, &r->diff->stages[s], &m->summary[s]);
         ok = !m->summary[s].oom;
@@ -722,7 +648,7 @@ static bool md_doc_build(md_doc *m, const kd_report *r)
             ok = list_select(l) && list_measure(l, &scratch);
         }
     }
-    sb_free(&scratch);
+    kd_sb_free(&scratch);
     return ok;
 }
 
@@ -779,23 +705,23 @@ static void md_doc_fit(md_doc *m)
 
 static bool md_doc_write(const md_doc *m, FILE *out)
 {
-    sbuf b = {0};
-    fwrite(sb_str(&m->prelude), 1, m->prelude.n, out);
+    kd_strbuf b = {0};
+    fwrite(kd_sb_str(&m->prelude), 1, m->prelude.n, out);
     for (size_t s = 0; s < m->n_stages; s++) {
-        fwrite(sb_str(&m->summary[s]), 1, m->summary[s].n, out);
+        fwrite(kd_sb_str(&m->summary[s]), 1, m->summary[s].n, out);
         for (int k = 0; k < L_KINDS; k++) {
             const md_list *l = &m->lists[s][k];
-            sb_reset(&b);
+            kd_sb_reset(&b);
             md_list_head(l, &b);
             for (size_t i = 0; i < l->keep; i++)
                 md_list_row(l, i, &b);
             md_note(l->n - l->keep, &b);
             md_list_tail(l, &b);
-            fwrite(sb_str(&b), 1, b.n, out);
+            fwrite(kd_sb_str(&b), 1, b.n, out);
         }
     }
     bool ok = !b.oom;
-    sb_free(&b);
+    kd_sb_free(&b);
     return ok && !ferror(out);
 }
 
@@ -1276,13 +1202,13 @@ static bool text_stage(const kd_report *r, const kd_diff_stage *s, FILE *out)
 static void text_inputs(const kd_report *r, FILE *out)
 {
     for (int side = 0; side < 2; side++) {
-        sbuf pids = {0};
+        kd_strbuf pids = {0};
         char path[X_CELL * 2];
         side_pids(r->diff, side == 1, &pids);
         snprintf(path, sizeof path, "%s", opt_path(r, side == 1));
         text_sanitize(path);
         fprintf(out, "%s %s (pid %s, %.0f ProfilerSteps)", side ? "candidate:" : "baseline: ", path,
-                pids.n ? sb_str(&pids) : "-", side ? r->diff->steps_cand : r->diff->steps_base);
+                pids.n ? kd_sb_str(&pids) : "-", side ? r->diff->steps_cand : r->diff->steps_base);
         const char *m = opt_mapping(r, side == 1);
         if (m) {
             snprintf(path, sizeof path, "%s", m);
@@ -1290,7 +1216,7 @@ static void text_inputs(const kd_report *r, FILE *out)
             fprintf(out, ", mapping %s", path);
         }
         fputc('\n', out);
-        sb_free(&pids);
+        kd_sb_free(&pids);
     }
     fprintf(out, "normalization: %s\n", normalized(r) ? "steps (every time is per ProfilerStep)" : "none");
 }

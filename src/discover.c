@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "kerndiff/load.h"
+#include "kerndiff/strbuf.h"
 
 /* ------------------------------------------------------------------------ */
 /* small ASCII helpers (no dependency on text.c)                            */
@@ -70,52 +71,6 @@ static bool is_digit(char c)
 }
 
 /* Growing string for the one-line `how`. */
-typedef struct {
-    char *s;
-    size_t n, cap;
-    bool oom;
-} kd_sbuf;
-
-static void sb_printf(kd_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(kd_sbuf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (k < 0) {
-        b->oom = true;
-        return;
-    }
-    size_t need = b->n + (size_t)k + 1;
-    if (need > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < need)
-            cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)k;
-}
-
-/* Appends s[0..n) (used for path pieces, which are not NUL-terminated). */
-static void sb_put_n(kd_sbuf *b, const char *s, size_t n)
-{
-    int k = n > INT_MAX ? INT_MAX : (int)n;
-    sb_printf(b, "%.*s", k, s);
-}
-
 /* ------------------------------------------------------------------------ */
 /* parse_stage / parse_tp_rank / trace-file test                            */
 
@@ -578,14 +533,14 @@ static char *make_how(kd_mode mode, const kd_cands *c, size_t root_off, const ch
                       size_t newest_len, size_t merged_dropped, bool ranked, long rank,
                       size_t rank_of, size_t stage_of)
 {
-    kd_sbuf b = {0};
-    sb_printf(&b, "directory: ");
+    kd_strbuf b = {0};
+    kd_sb_printf(&b, "directory: ");
     if (mode == MODE_NEWEST) {
-        sb_printf(&b, "newest trace dir ");
-        sb_put_n(&b, newest_dir, newest_len);
-        sb_printf(&b, ", ");
+        kd_sb_printf(&b, "newest trace dir ");
+        kd_sb_putn(&b, newest_dir, newest_len);
+        kd_sb_printf(&b, ", ");
     }
-    sb_printf(&b, "%zu trace file%s", c->n, c->n == 1 ? "" : "s");
+    kd_sb_printf(&b, "%zu trace file%s", c->n, c->n == 1 ? "" : "s");
     if (mode == MODE_RECURSIVE) {
         /* the distinct parent directories, relative to the input, in order */
         size_t ndirs = 0;
@@ -597,7 +552,7 @@ static char *make_how(kd_mode mode, const kd_cands *c, size_t root_off, const ch
             if (!seen)
                 ndirs++;
         }
-        sb_printf(&b, " from ");
+        kd_sb_printf(&b, " from ");
         size_t k = 0;
         for (size_t i = 0; i < c->n; i++) {
             bool seen = false;
@@ -607,21 +562,21 @@ static char *make_how(kd_mode mode, const kd_cands *c, size_t root_off, const ch
             if (seen)
                 continue;
             if (k > 0)
-                sb_printf(&b, k + 1 == ndirs ? " and " : ", ");
+                kd_sb_printf(&b, k + 1 == ndirs ? " and " : ", ");
             const kd_cand *x = &c->v[i];
             size_t off = root_off <= x->base_off ? root_off : x->base_off;
-            sb_put_n(&b, x->path + off, x->base_off - off);
+            kd_sb_putn(&b, x->path + off, x->base_off - off);
             k++;
         }
-        sb_printf(&b, " sub-director%s", ndirs == 1 ? "y" : "ies");
+        kd_sb_printf(&b, " sub-director%s", ndirs == 1 ? "y" : "ies");
     }
     if (merged_dropped)
-        sb_printf(&b, ", %zu merged- file%s dropped", merged_dropped,
+        kd_sb_printf(&b, ", %zu merged- file%s dropped", merged_dropped,
                   merged_dropped == 1 ? "" : "s");
     if (ranked)
-        sb_printf(&b, ", rank %ld of %zu file%s", rank, rank_of, rank_of == 1 ? "" : "s");
+        kd_sb_printf(&b, ", rank %ld of %zu file%s", rank, rank_of, rank_of == 1 ? "" : "s");
     if (stage_of > c->n)
-        sb_printf(&b, ", newest per stage of %zu", stage_of);
+        kd_sb_printf(&b, ", newest per stage of %zu", stage_of);
     if (b.oom) {
         free(b.s);
         return NULL;

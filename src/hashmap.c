@@ -5,24 +5,9 @@
 
 #include <stdlib.h>
 
-/* Every bit of the key must reach the slot index: the pipeline packs two ids
- * into one key (kp << 32 | loc, stage << 32 | name), and a multiplicative hash
- * that keeps only some bits of the product sends all keys sharing their low
- * half to one probe run (Reliability item 9).  splitmix64's finalizer is a
- * bijection whose every output bit depends on every input bit. */
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
-}
-
 static size_t slot_of(int64_t key, size_t cap)
 {
-    return (size_t)mix64((uint64_t)key) & (cap - 1);
+    return (size_t)kd_mix64((uint64_t)key) & (cap - 1);
 }
 
 void kd_i64map_init(kd_i64map *m)

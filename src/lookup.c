@@ -185,16 +185,6 @@ static bool utf8_regular(const char *s, size_t len, size_t *cp)
     return true;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
-}
-
 /* polynomial hash over bytes (mod 2^64): prefix hashes make every substring's
  * hash O(1); a collision only costs a memcmp, never a wrong answer */
 #define HASH_BASE 0x100000001B3ull
@@ -207,7 +197,7 @@ static uint64_t poly_hash(const char *s, size_t len)
     return h;
 }
 
-static int64_t hash_key(uint64_t h, size_t len) { return (int64_t)mix64(h ^ (len * 0x9E3779B97F4A7C15ull)); }
+static int64_t hash_key(uint64_t h, size_t len) { return (int64_t)kd_mix64(h ^ (len * 0x9E3779B97F4A7C15ull)); }
 
 static uint64_t gram_at(const char *s)
 {
@@ -218,7 +208,7 @@ static uint64_t gram_at(const char *s)
 
 static uint32_t bucket_of(const kd_relaxed_impl *m, uint64_t gram)
 {
-    return (uint32_t)(mix64(gram) >> (64 - m->bucket_bits));
+    return (uint32_t)(kd_mix64(gram) >> (64 - m->bucket_bits));
 }
 
 static const char *gstr(const kd_relaxed_impl *m, uint32_t g) { return kd_str(m->lower, g + 1); }

@@ -92,6 +92,20 @@ bool kd_render_overlap_table(FILE *out, const kd_table_row *rows, size_t n)
     return ok && !ferror(out);
 }
 
+/* Walks the rendered rows of every stage in build order: the next one after
+ * (*s, *i), its stage in *ts; NULL at the end. Start with *s = *i = 0. */
+static const kd_action_row *next_rendered(const kd_triage *t, const kd_triage_options *opt, size_t *s,
+                                          size_t *i, const kd_triage_stage **ts)
+{
+    for (; *s < t->n_stages; (*s)++, *i = 0)
+        for (*ts = &t->stages[*s]; *i < (*ts)->rows.n;) {
+            const kd_action_row *r = &(*ts)->rows.v[(*i)++];
+            if (kd_triage_row_rendered(opt, r))
+                return r;
+        }
+    return NULL;
+}
+
 /* The rendered rows of every stage, in build order. */
 static kd_table_row *rendered_rows(const kd_triage *t, const kd_triage_options *opt, size_t *n)
 {
@@ -101,19 +115,13 @@ static kd_table_row *rendered_rows(const kd_triage *t, const kd_triage_options *
     kd_table_row *v = malloc((total ? total : 1) * sizeof *v);
     if (!v)
         return NULL;
-    size_t k = 0;
-    for (size_t s = 0; s < t->n_stages; s++) {
-        const kd_triage_stage *ts = &t->stages[s];
-        for (size_t i = 0; i < ts->rows.n; i++) {
-            const kd_action_row *r = &ts->rows.v[i];
-            if (!kd_triage_row_rendered(opt, r))
-                continue;
-            v[k++] = (kd_table_row){ts->stage, r->priority, r->verdict,
-                                    kd_str(ts->formal->trace->strings, r->kernel), r->python_scope,
-                                    r->dependency_signal, r->recommendation, r->total_us,
-                                    r->share_pct, r->exclusive_ratio, r->hidden_ratio};
-        }
-    }
+    size_t k = 0, s = 0, i = 0;
+    const kd_triage_stage *ts;
+    for (const kd_action_row *r; (r = next_rendered(t, opt, &s, &i, &ts));)
+        v[k++] = (kd_table_row){ts->stage, r->priority, r->verdict,
+                                kd_str(ts->formal->trace->strings, r->kernel), r->python_scope,
+                                r->dependency_signal, r->recommendation, r->total_us,
+                                r->share_pct, r->exclusive_ratio, r->hidden_ratio};
     *n = k;
     return v;
 }
@@ -243,35 +251,31 @@ bool kd_triage_write_csv(const kd_triage *t, const kd_triage_options *opt, FILE 
         "prev_neighbor", "next_neighbor", "recommendation", "suggestion", NULL};
     for (size_t i = 0; header[i]; i++)
         fprintf(out, "%s%c", header[i], header[i + 1] ? ',' : '\n');
-    for (size_t s = 0; s < t->n_stages; s++) {
-        const kd_triage_stage *ts = &t->stages[s];
-        for (size_t i = 0; i < ts->rows.n; i++) {
-            const kd_action_row *r = &ts->rows.v[i];
-            if (!kd_triage_row_rendered(opt, r))
-                continue;
-            const kd_aggregate *a = &ts->aggregates.v[r->aggregate];
-            csv_str(out, kd_stage_name(ts->stage), false);
-            csv_str(out, r->priority, false);
-            csv_str(out, r->verdict, false);
-            csv_str(out, kd_str(ts->formal->trace->strings, r->kernel), false);
-            csv_str(out, kd_category_name(r->category), false);
-            csv_num(out, "%.3f", r->total_us);
-            csv_num(out, "%.3f", a->exclusive_us);
-            csv_num(out, "%.3f", a->hidden_us);
-            csv_num(out, "%.3f", a->hidden_by_compute_us);
-            csv_num(out, "%.4f", r->share_pct);
-            csv_num(out, "%.6f", r->exclusive_ratio);
-            csv_num(out, "%.6f", r->hidden_ratio);
-            csv_str(out, r->python_scope, false);
-            csv_str(out, r->launch_op, false);
-            csv_num(out, "%.6f", r->mapping_ratio);
-            csv_str(out, r->dependency_signal, false);
-            csv_str(out, kd_dependency_risk_label(r->dependency_signal), false);
-            csv_str(out, r->prev_neighbor, false);
-            csv_str(out, r->next_neighbor, false);
-            csv_str(out, r->recommendation, false);
-            csv_str(out, r->suggestion, true);
-        }
+    size_t s = 0, i = 0;
+    const kd_triage_stage *ts;
+    for (const kd_action_row *r; (r = next_rendered(t, opt, &s, &i, &ts));) {
+        const kd_aggregate *a = &ts->aggregates.v[r->aggregate];
+        csv_str(out, kd_stage_name(ts->stage), false);
+        csv_str(out, r->priority, false);
+        csv_str(out, r->verdict, false);
+        csv_str(out, kd_str(ts->formal->trace->strings, r->kernel), false);
+        csv_str(out, kd_category_name(r->category), false);
+        csv_num(out, "%.3f", r->total_us);
+        csv_num(out, "%.3f", a->exclusive_us);
+        csv_num(out, "%.3f", a->hidden_us);
+        csv_num(out, "%.3f", a->hidden_by_compute_us);
+        csv_num(out, "%.4f", r->share_pct);
+        csv_num(out, "%.6f", r->exclusive_ratio);
+        csv_num(out, "%.6f", r->hidden_ratio);
+        csv_str(out, r->python_scope, false);
+        csv_str(out, r->launch_op, false);
+        csv_num(out, "%.6f", r->mapping_ratio);
+        csv_str(out, r->dependency_signal, false);
+        csv_str(out, kd_dependency_risk_label(r->dependency_signal), false);
+        csv_str(out, r->prev_neighbor, false);
+        csv_str(out, r->next_neighbor, false);
+        csv_str(out, r->recommendation, false);
+        csv_str(out, r->suggestion, true);
     }
     return !ferror(out);
 }

@@ -30,4 +30,20 @@ bool kd_i64map_get(const kd_i64map *m, int64_t key, int64_t *val);
  * without timing anything. */
 size_t kd_i64map_probe_count(const kd_i64map *m, int64_t key);
 
+/* splitmix64's finalizer, the maps' hash: every bit of the key must reach
+ * the slot index: the pipeline packs two ids
+ * into one key (kp << 32 | loc, stage << 32 | name), and a multiplicative hash
+ * that keeps only some bits of the product sends all keys sharing their low
+ * half to one probe run (Reliability item 9).  splitmix64's finalizer is a
+ * bijection whose every output bit depends on every input bit. */
+static inline uint64_t kd_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
 #endif
