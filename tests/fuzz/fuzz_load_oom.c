@@ -9,9 +9,8 @@
  * 2-3 compress the trace first (0 as it is, 1 gzip, 2 zstd, 3 xz), so each
  * decompressor is reached whatever the fuzzer mutates; bit 4 also builds
  * the side (kd_side_load_mem: extraction, bundles) under the failing
- * allocator, when KD_FUZZ_OOM_SIDE=1 is set (off in `make fuzz`: the
- * extraction is not yet out-of-memory-safe, see docs/performance.md
- * "Fuzzing"). Bytes 1-2: which allocation fails (little-endian, from 0).
+ * allocator (KD_FUZZ_OOM_SIDE=0 turns that off, to fuzz the loader
+ * alone). Bytes 1-2: which allocation fails (little-endian, from 0).
  *
  * The trace is first loaded with no failure (the reference), then again
  * with the failing allocator: that load must give the reference's trace
@@ -98,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const kd_load_options *opt = (data[0] & 2) ? &split : NULL;
     int codec = (data[0] >> 2) & 3;
     const char *side_env = getenv("KD_FUZZ_OOM_SIDE");
-    bool side = (data[0] & 16) != 0 && side_env && strcmp(side_env, "1") == 0;
+    bool side = (data[0] & 16) != 0 && !(side_env && strcmp(side_env, "0") == 0);
     long at = (long)data[1] | (long)data[2] << 8;
     data += 3;
     size -= 3;
