@@ -89,9 +89,11 @@ bool kd_outputs_add(kd_outputs *o, const char *option, const char *path, const c
     for (size_t i = 0; i < o->n; i++)
         if (is_stdout(path) && o->v[i].kind == KD_OUT_STDOUT)
             return kd_cli_usage_error(o->cmd,
-                                      "the %s report (--format) and %s - would both go to standard "
-                                      "output; write one to a file, or add -q",
-                                      o->v[i].format, option),
+                                      "the %s report (%s%s) and %s - would both go to standard "
+                                      "output; write one to a file%s",
+                                      o->v[i].format, o->v[i].option,
+                                      strcmp(o->v[i].option, "--format") ? " -" : "", option,
+                                      strcmp(o->v[i].option, "--format") ? "" : ", or add -q"),
                    false;
     if (o->n == KD_MAX_OUTPUTS)
         return kd_cli_usage_error(o->cmd, "too many outputs"), false;

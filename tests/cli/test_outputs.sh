@@ -113,7 +113,7 @@ run "$KD_BIN" diff "$B" "$C" --json - -q
 expect_true "diff --json - -q: one valid JSON document on stdout" \
     "[ \"\$rc\" -eq 0 ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' \"\$T/out\""
 run "$KD_BIN" triage "$B" --markdown - --csv - -q
-expect_usage_error "triage --markdown - --csv - -q" "standard output"
+expect_usage_error "triage --markdown - --csv - -q: names both" "the markdown report (--markdown -) and --csv -"
 
 section "the verdict line once in a merged log"
 "$KD_BIN" diff "$B" "$C" --fail-on-exposed-comm 5% >"$T/log" 2>&1
