@@ -5,6 +5,7 @@
 
 #include "kerndiff/classify.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,18 +183,67 @@ static void lowered_free(lowered *l)
         free(l->s);
 }
 
+/* The byte pairs of a text, hashed into a bit set: a keyword with a pair
+ * missing from the set is not in the text, so its substring search can be
+ * skipped. A filter only: a hash collision just leaves a search to do. */
+#define PAIR_BITS 4096u
+typedef struct {
+    uint64_t w[PAIR_BITS / 64];
+} pair_set;
+
+static unsigned pair_hash(unsigned char a, unsigned char b)
+{
+    return ((unsigned)a * 131u + (unsigned)b) & (PAIR_BITS - 1);
+}
+
+static void pair_set_of(pair_set *ps, const char *s)
+{
+    memset(ps, 0, sizeof *ps);
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; u[i] && u[i + 1]; i++) {
+        unsigned h = pair_hash(u[i], u[i + 1]);
+        ps->w[h / 64] |= 1ull << (h % 64);
+    }
+}
+
+/* false only when keyword cannot be a substring of the set's text */
+static bool pair_set_may_hold(const pair_set *ps, const char *keyword)
+{
+    const unsigned char *u = (const unsigned char *)keyword;
+    for (size_t i = 0; u[i] && u[i + 1]; i++) {
+        unsigned h = pair_hash(u[i], u[i + 1]);
+        if (!(ps->w[h / 64] & (1ull << (h % 64))))
+            return false;
+    }
+    return true;
+}
+
+/* kd_contains_any(l, keywords), the searches filtered by l's pair set */
+static bool contains_any_filtered(const char *l, const pair_set *ps, const char *const *keywords)
+{
+    if (!keywords)
+        return false;
+    for (size_t i = 0; keywords[i]; i++) {
+        if (pair_set_may_hold(ps, keywords[i]) && strstr(l, keywords[i]))
+            return true;
+    }
+    return false;
+}
+
 /* The first step that claims a lowered name, or NULL. The compute-like test
  * is made once, only when a guarded step is reached. */
 static const kd_class_step *first_step(const kd_class_step *steps, size_t n, const char *const *compute_like,
                                        const char *l)
 {
     int compute = -1;
+    pair_set ps;
+    pair_set_of(&ps, l);
     for (size_t i = 0; i < n; i++) {
-        if (!kd_contains_any(l, steps[i].keywords))
+        if (!contains_any_filtered(l, &ps, steps[i].keywords))
             continue;
         if (steps[i].unless_compute_like) {
             if (compute < 0)
-                compute = kd_contains_any(l, compute_like);
+                compute = contains_any_filtered(l, &ps, compute_like);
             if (compute)
                 continue;
         }

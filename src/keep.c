@@ -77,22 +77,35 @@ static sid_info *info_of(kd_keeper *L, kd_sid id)
     return &L->info[id];
 }
 
+/* normalize_text(s).lower() into stack (3 * len + 2 bytes) or, for a long
+ * string, a malloc'd buffer left in *heap; NULL on out-of-memory. */
+static const char *lowered_of(const char *s, char *stack, size_t stack_size, char **heap)
+{
+    size_t len = strlen(s);
+    char *buf = stack;
+    *heap = NULL;
+    if (3 * len + 2 > stack_size) {
+        buf = *heap = malloc(3 * len + 2);
+        if (!buf)
+            return NULL;
+    }
+    return kd_normalized_lower_into(s, len, buf);
+}
+
 /* A name's tests, once per distinct name; what is a kernel-name hint, a
  * launch and a stage keyword is the rules' to say (classify.h). */
 static bool fill_name_flags(const kd_rules *rules, sid_info *si, const char *name)
 {
-    char *norm = kd_normalize_text(name);
-    char *low = norm ? kd_lower(norm) : NULL;
-    if (!low) {
-        free(norm);
+    char stack[1024], *heap;
+    const char *low = lowered_of(name, stack, sizeof stack, &heap);
+    if (!low)
         return false;
-    }
     uint32_t fl = SF_NAME_DONE;
     if (kd_is_trace_metadata_name(name))
         fl |= SF_META;
     if (kd_starts_with(low, "## call "))
         fl |= SF_NAME_ANNOT;
-    if (kd_looks_like_python_scope_name(name))
+    if (kd_looks_like_python_scope_lowered(low))
         fl |= SF_PYSCOPE;
     if (kd_rules_kernel_name_hint(rules, low))
         fl |= SF_HINT;
@@ -104,25 +117,22 @@ static bool fill_name_flags(const kd_rules *rules, sid_info *si, const char *nam
         fl |= SF_HAS_LAUNCH;
     si->flags |= fl;
     si->stage = (int8_t)kd_rules_annotation_stage(rules, low);
-    free(low);
-    free(norm);
+    free(heap);
     return true;
 }
 
 static bool fill_cat_flags(sid_info *si, const char *cat)
 {
-    char *norm = kd_normalize_text(cat);
-    char *low = norm ? kd_lower(norm) : NULL;
-    if (!low) {
-        free(norm);
+    char stack[1024], *heap;
+    const char *low = lowered_of(cat, stack, sizeof stack, &heap);
+    if (!low)
         return false;
-    }
     uint32_t fl = SF_CAT_DONE;
     if (strcmp(cat, "cpu_op") == 0)
         fl |= SF_CPU_OP_CAT;
     if (strcmp(cat, "python_function") == 0)
         fl |= SF_PYFUNC_CAT;
-    if (kd_is_non_kernel_trace_category(cat))
+    if (kd_is_non_kernel_category_lowered(low))
         fl |= SF_NONKERNEL;
     if (strstr(low, "annotation"))
         fl |= SF_CAT_ANNOT;
@@ -137,8 +147,7 @@ static bool fill_cat_flags(sid_info *si, const char *cat)
     if (strcmp(low, "gpu_user_annotation") == 0)
         fl |= SF_GPU_ANNOT;
     si->flags |= fl;
-    free(low);
-    free(norm);
+    free(heap);
     return true;
 }
 

@@ -273,6 +273,26 @@ double kd_ks_round3(double x)
     /* kernel-sites §0: glibc "%.3f" + strtod is Python's correctly rounded round(x, 3) */
     if (!isfinite(x))
         return x;
+    if (fabs(x) < 0x1p40) {
+        /* The same without text. "%.3f" rounds the exact x * 1000 to an
+         * integer r, ties to even, and strtod reads r / 1000 back: the
+         * double nearest r / 1000, which is what the division gives. Below
+         * 2^50, p + e is x * 1000 exactly and every half-integer is a
+         * double: when p is not one, p and the exact product lie on the same
+         * side of the nearest one (their distance is a nonzero multiple of
+         * ulp(p), more than |e|), so they round alike; when p is a tie, e
+         * decides. (p == fl + 0.5, not p - fl: no product feeds a
+         * subtraction that a compiler might contract into an fma.) */
+        double p = x * 1000.0;
+        double e = fma(x, 1000.0, -p);
+        double fl = floor(p), r;
+        if (p == fl + 0.5)
+            r = e > 0 ? fl + 1.0 : e < 0 ? fl : nearbyint(p);
+        else
+            r = nearbyint(p);
+        double q = r / 1000.0;
+        return q == 0.0 ? copysign(0.0, x) : q; /* "-0.000" reads as -0.0 */
+    }
     char buf[512];
     snprintf(buf, sizeof buf, "%.3f", x);
     return strtod(buf, NULL);

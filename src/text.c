@@ -221,12 +221,28 @@ static size_t cp_count(const char *s, size_t nbytes)
 /* strip / normalize_text / lower                                      */
 /* ------------------------------------------------------------------ */
 
+/* kd_is_py_space of an ASCII code point (c < 0x80). */
+static inline bool ascii_py_space(unsigned char c)
+{
+    return c == 0x20 || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F);
+}
+
 /* [*begin, *end) is s without leading and trailing Unicode whitespace. */
 static void strip_bounds(const char *s, size_t len, size_t *begin, size_t *end)
 {
     size_t pos = 0, b = 0, e = 0;
     bool found = false;
     while (pos < len) {
+        unsigned char c = (unsigned char)s[pos];
+        if (c < 0x80) { /* ASCII: one byte, its own code point */
+            if (!ascii_py_space(c)) {
+                if (!found)
+                    b = pos, found = true;
+                e = pos + 1;
+            }
+            pos++;
+            continue;
+        }
         uint32_t cp;
         size_t n = kd_utf8_decode(s + pos, len - pos, &cp);
         if (!kd_is_py_space(cp)) {
@@ -256,6 +272,19 @@ static size_t collapse_whitespace_into(const char *s, size_t len, char *dst)
     size_t pos = 0, out = 0;
     bool pending_space = false;
     while (pos < len) {
+        unsigned char c = (unsigned char)s[pos];
+        if (c < 0x80) { /* ASCII: one byte, its own code point */
+            if (ascii_py_space(c)) {
+                pending_space = true;
+            } else {
+                if (pending_space && out > 0)
+                    dst[out++] = ' ';
+                pending_space = false;
+                dst[out++] = (char)c;
+            }
+            pos++;
+            continue;
+        }
         uint32_t cp;
         size_t n = kd_utf8_decode(s + pos, len - pos, &cp);
         if (kd_is_py_space(cp)) {
@@ -273,11 +302,37 @@ static size_t collapse_whitespace_into(const char *s, size_t len, char *dst)
     return out;
 }
 
+/* True when normalize_text(s) is s itself, decided fast for the common
+ * name: ASCII only, no whitespace but single spaces, none at either end
+ * (strip removes nothing and collapsing changes nothing). False sends the
+ * string through the general path, which is exact for anything. */
+static bool normalize_is_identity(const unsigned char *s, size_t len)
+{
+    if (len == 0)
+        return true;
+    if (s[0] == ' ' || s[len - 1] == ' ')
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = s[i];
+        if (c >= 0x80)
+            return false;
+        /* s[i + 1] exists: the last byte is no space */
+        if (c <= 0x20 && (c != ' ' || s[i + 1] == ' '))
+            return false;
+    }
+    return true;
+}
+
 /* PC normalize_text into dst (>= len+1 bytes); returns the length.
  * reference §1: only when one of the six ASCII whitespace chars remains after
  * strip() are runs collapsed, so a lone inner U+00A0 survives. */
 static size_t normalize_into(const char *s, size_t len, char *dst)
 {
+    if (normalize_is_identity((const unsigned char *)s, len)) {
+        memcpy(dst, s, len);
+        dst[len] = '\0';
+        return len;
+    }
     size_t b, e;
     strip_bounds(s, len, &b, &e);
     if (has_ascii_whitespace(s + b, e - b))
@@ -316,6 +371,12 @@ static size_t match_lower_into(const char *s, size_t len, char *dst)
 {
     size_t pos = 0, out = 0;
     while (pos < len) {
+        unsigned char c = (unsigned char)s[pos];
+        if (c < 0x80) { /* ASCII: one byte, its own code point */
+            dst[out++] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+            pos++;
+            continue;
+        }
         uint32_t cp;
         size_t n = kd_utf8_decode(s + pos, len - pos, &cp);
         if (cp >= 'A' && cp <= 'Z') {
@@ -348,6 +409,14 @@ char *kd_lower(const char *s)
     return out;
 }
 
+const char *kd_normalized_lower_into(const char *s, size_t len, char *buf)
+{
+    size_t n = normalize_into(s, len, buf);
+    char *low = buf + len + 1;
+    match_lower_into(buf, n, low);
+    return low;
+}
+
 /* normalize_text(s).lower() into sc; NULL on out-of-memory. */
 static const char *normalized_lower(const char *s, scratch *sc)
 {
@@ -355,10 +424,7 @@ static const char *normalized_lower(const char *s, scratch *sc)
     char *buf = scratch_get(sc, 3 * len + 2);
     if (!buf)
         return NULL;
-    size_t n = normalize_into(s, len, buf);
-    char *low = buf + len + 1;
-    match_lower_into(buf, n, low);
-    return low;
+    return kd_normalized_lower_into(s, len, buf);
 }
 
 /* s.lower() (not normalized) into sc; NULL on out-of-memory. */
@@ -459,19 +525,42 @@ char *kd_replace_hex_addr(const char *s)
     return out;
 }
 
-/* normalize_text then the 0xADDR substitution, as both canonicalizers start. */
+/* Whether s holds a match of 0x[0-9a-fA-F]+ (replace_hex_into changes it). */
+static bool has_hex_addr(const char *s, size_t len)
+{
+    for (size_t i = 0; i + 2 < len; i++) {
+        if (s[i] == '0' && s[i + 1] == 'x' && is_hex_digit(s[i + 2]))
+            return true;
+    }
+    return false;
+}
+
+/* normalize_text then the 0xADDR substitution, as both canonicalizers start.
+ * The normalized text goes to a scratch buffer (the stack for short names),
+ * so a name costs one allocation, sized for the rewrite only when there is
+ * an address to rewrite. */
 static char *normalized_hex(const char *s, size_t *out_len)
 {
     s = or_empty(s);
     size_t len = strlen(s);
-    char *norm = malloc(len + 1);
+    scratch sc;
+    char *norm = scratch_get(&sc, len + 1);
     if (!norm)
         return NULL;
     size_t n = normalize_into(s, len, norm);
-    char *out = malloc(2 * n + 1);
-    if (out)
-        *out_len = replace_hex_into(norm, n, out);
-    free(norm);
+    char *out;
+    if (has_hex_addr(norm, n)) {
+        out = malloc(2 * n + 1);
+        if (out)
+            *out_len = replace_hex_into(norm, n, out);
+    } else {
+        out = malloc(n + 1);
+        if (out) {
+            memcpy(out, norm, n + 1);
+            *out_len = n;
+        }
+    }
+    scratch_release(&sc);
     return out;
 }
 
@@ -732,24 +821,34 @@ bool kd_is_annotation_event(const char *name, const char *cat)
     return result;
 }
 
-bool kd_is_non_kernel_trace_category(const char *cat)
+bool kd_is_non_kernel_category_lowered(const char *lc)
 {
     /* substring test, so "gpu_trace" counts too */
     static const char *const tokens[] = {"python_function", "cpu_op", "trace", NULL};
+    return kd_contains_any(lc, tokens);
+}
+
+bool kd_is_non_kernel_trace_category(const char *cat)
+{
     scratch sc;
     const char *lc = normalized_lower(or_empty(cat), &sc);
-    bool result = lc && kd_contains_any(lc, tokens);
+    bool result = lc && kd_is_non_kernel_category_lowered(lc);
     scratch_release(&sc);
     return result;
 }
 
-bool kd_looks_like_python_scope_name(const char *name)
+bool kd_looks_like_python_scope_lowered(const char *ln)
 {
     static const char *const py_call[] = {".py(", NULL};
+    return kd_contains_any(ln, py_call) || kd_starts_with(ln, "python/") ||
+           kd_starts_with(ln, "nn.module:");
+}
+
+bool kd_looks_like_python_scope_name(const char *name)
+{
     scratch sc;
     const char *ln = normalized_lower(or_empty(name), &sc);
-    bool result = ln && (kd_contains_any(ln, py_call) || kd_starts_with(ln, "python/") ||
-                         kd_starts_with(ln, "nn.module:"));
+    bool result = ln && kd_looks_like_python_scope_lowered(ln);
     scratch_release(&sc);
     return result;
 }

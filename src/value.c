@@ -9,6 +9,7 @@
 
 #include "kerndiff/text.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -443,12 +444,36 @@ static void step_last_digit(decimal_digits *dd, bool up)
 static void shortest_digits(double v, decimal_digits *dd)
 {
     char buf[48];
-    for (int p = 1; p <= 17; p++) {
+    int first = 1;
+    /* Fast path, same result: for a normal double the 15-digit decimals are
+     * more than 4 ulp apart, so if some p-digit decimal (p <= 15) reads back
+     * as v it is the nearest one of p digits, and padded with zeros it is
+     * also the nearest 15-digit decimal, which then reads back as v too.
+     * So when the nearest 15-digit decimal reads back, its digits without
+     * trailing zeros are what the loop below finds; when it does not, no
+     * p <= 15 can succeed and the loop may start at 16. */
+    if (v >= DBL_MIN) {
+        snprintf(buf, sizeof buf, "%.14e", v);
+        if (strtod(buf, NULL) == v) {
+            digits_from_e_format(buf, dd);
+            while (dd->n > 1 && dd->d[dd->n - 1] == '0')
+                dd->n--;
+            return;
+        }
+        first = 16;
+    }
+    int exp2;
+    bool pow2 = frexp(v, &exp2) == 0.5;
+    for (int p = first; p <= 17; p++) {
         snprintf(buf, sizeof buf, "%.*e", p - 1, v);
         digits_from_e_format(buf, dd);
         double nearest = strtod(buf, NULL);
         if (nearest == v)
             break;
+        /* away from a power of two the rounding interval is symmetric and
+         * the neighbour, farther from v than the nearest, cannot read back */
+        if (!pow2)
+            continue;
         decimal_digits other = *dd;
         step_last_digit(&other, nearest < v);
         if (digits_value(&other) == v) {

@@ -36,6 +36,10 @@ int kd_unicode_decimal(uint32_t codepoint);
  * split on runs of Unicode whitespace and join with single spaces. */
 char *kd_normalize_text(const char *s);
 
+/* normalize_text(s).lower() of s[0..len) into buf, which has room for
+ * 3 * len + 2 bytes; returns the NUL-terminated result, inside buf. */
+const char *kd_normalized_lower_into(const char *s, size_t len, char *buf);
+
 /* Python str.strip() (Unicode whitespace). */
 char *kd_strip(const char *s);
 
@@ -85,6 +89,10 @@ bool kd_is_trace_metadata_name(const char *name);
 bool kd_is_annotation_event(const char *name, const char *cat);
 bool kd_is_non_kernel_trace_category(const char *cat);
 bool kd_looks_like_python_scope_name(const char *name);
+/* The same two tests given normalize_text(s).lower() (kd_normalized_lower_into),
+ * for callers that have it already. */
+bool kd_is_non_kernel_category_lowered(const char *lowered);
+bool kd_looks_like_python_scope_lowered(const char *lowered);
 
 typedef enum { KD_STAGE_EXTEND = 0, KD_STAGE_DECODE = 1, KD_STAGE_ALL = 2 } kd_stage;
 #define KD_STAGE_COUNT 3 /* the stages, for arrays indexed by kd_stage */

@@ -8,6 +8,8 @@
  * overwrite, JSON layout). */
 #include "config.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,6 +325,55 @@ START_TEST(test_site_sort)
     ck_assert_uint_eq(s[3].location, un);
     ck_assert_uint_eq(s[4].location, torch);
     kd_interner_free(in);
+}
+END_TEST
+
+/* kd_ks_round3's arithmetic path against the text it replaces */
+static double round3_by_text(double x)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%.3f", x);
+    return strtod(buf, NULL);
+}
+
+static void check_round3(double x)
+{
+    double got = kd_ks_round3(x), want = round3_by_text(x);
+    ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "round3(%.17g): got %.17g want %.17g", x,
+                  got, want);
+}
+
+START_TEST(test_round3_matches_text_rounding)
+{
+    static const double edge[] = {
+        0.0, 0.0005, 0.0015, 0.0025, 0.0625, 0.1875, 2.0005, 1.0005, 2.3455, 0.0004999999,
+        1e-300, 4.9e-324, 0x1p40, 0x1p40 - 0.5, 0x1p39 + 0.0625, 1099511627775.9995,
+        123456.0005, 0.5, 1.5, 2.5, 999.9995, 1e-4,
+    };
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
+        for (int sg = 0; sg < 2; sg++) {
+            double x = sg ? -edge[i] : edge[i];
+            check_round3(x);
+            check_round3(nextafter(x, INFINITY));
+            check_round3(nextafter(x, -INFINITY));
+        }
+    }
+    uint64_t st = 0x243F6A8885A308D3ull;
+    for (int i = 0; i < 20000; i++) {
+        st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+        /* exact ties: odd multiples of 1/2000 that are dyadic, k / 2^m */
+        double tie = (double)(st % 4000000) / (double)(1u << (st >> 60 & 7));
+        check_round3(tie);
+        check_round3(-tie);
+        /* trace-like microsecond totals and shares */
+        check_round3((double)(st % 100000000) / 997.0);
+        check_round3(100.0 * (double)(st % 1000) / (double)(st % 7919 + 1));
+        /* any bit pattern */
+        double any;
+        memcpy(&any, &st, sizeof any);
+        if (isfinite(any))
+            check_round3(any);
+    }
 }
 END_TEST
 
@@ -894,6 +945,7 @@ Suite *kernelsites_suite(void)
     tcase_add_test(rules, test_frame_stack);
     tcase_add_test(rules, test_site_sort);
     tcase_add_test(rules, test_round3_and_samples);
+    tcase_add_test(rules, test_round3_matches_text_rounding);
     tcase_add_test(rules, test_framework_parse);
     tcase_add_test(rules, test_framework_detect);
     suite_add_tcase(s, rules);

@@ -4,6 +4,7 @@
  * functions. */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -460,6 +461,223 @@ START_TEST(test_long_inputs_use_the_heap_path)
 }
 END_TEST
 
+/* ---- fast paths against the plain definitions ---------------------------
+ * normalize_text, lower, canonicalize and the classifiers have fast paths
+ * (ASCII bytes without decoding, an identity test for already normal text,
+ * a byte-pair filter before substring searches, stack buffers). Here each is
+ * compared with a direct transcription of its definition, code point by
+ * code point, on random strings mixing the tricky pieces: every kind of
+ * whitespace, U+0130, U+212A, stray and truncated UTF-8 bytes, hex
+ * addresses, "void ...(...)" signatures, keywords, and lengths past every
+ * stack buffer. */
+
+typedef struct {
+    char *s;
+    size_t n, cap;
+} rbuf;
+
+static void rb_add(rbuf *b, const char *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        b->cap = (b->n + n + 1) * 2;
+        b->s = realloc(b->s, b->cap);
+        ck_assert_ptr_nonnull(b->s);
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = '\0';
+}
+
+/* Python s.strip(), then " ".join(s.split()) only if one of the six ASCII
+ * whitespace characters remains (reference §1) */
+static char *ref_normalize(const char *s)
+{
+    size_t len = strlen(s), pos = 0, b = 0, e = 0;
+    bool found = false;
+    while (pos < len) {
+        uint32_t cp;
+        size_t n = kd_utf8_decode(s + pos, len - pos, &cp);
+        if (!kd_is_py_space(cp)) {
+            if (!found)
+                b = pos, found = true;
+            e = pos + n;
+        }
+        pos += n;
+    }
+    rbuf out = {0};
+    rb_add(&out, "", 0);
+    bool ascii_ws = false;
+    for (size_t i = b; i < e; i++)
+        ascii_ws |= strchr(" \t\n\r\v\f", s[i]) != NULL && s[i] != '\0';
+    if (!ascii_ws) {
+        rb_add(&out, s + b, e - b);
+        return out.s;
+    }
+    bool pending = false;
+    for (pos = b; pos < e;) {
+        uint32_t cp;
+        size_t n = kd_utf8_decode(s + pos, e - pos, &cp);
+        if (kd_is_py_space(cp)) {
+            pending = true;
+        } else {
+            if (pending && out.n)
+                rb_add(&out, " ", 1);
+            pending = false;
+            rb_add(&out, s + pos, n);
+        }
+        pos += n;
+    }
+    return out.s;
+}
+
+/* lower() as kd_lower documents it, one code point at a time */
+static char *ref_lower(const char *s)
+{
+    size_t len = strlen(s), pos = 0;
+    rbuf out = {0};
+    rb_add(&out, "", 0);
+    while (pos < len) {
+        uint32_t cp;
+        size_t n = kd_utf8_decode(s + pos, len - pos, &cp);
+        if (cp >= 'A' && cp <= 'Z') {
+            char c = (char)(cp - 'A' + 'a');
+            rb_add(&out, &c, 1);
+        } else if (cp == 0x130) {
+            rb_add(&out, "i\xCC\x87", 3);
+        } else if (cp == 0x212A) {
+            rb_add(&out, "k", 1);
+        } else {
+            rb_add(&out, s + pos, n);
+        }
+        pos += n;
+    }
+    return out.s;
+}
+
+/* canonicalize_name (reference §4): normalize, 0xADDR, cut the "(" that
+ * balances the last ")" of a "void ...)" name */
+static char *ref_canonical(const char *s)
+{
+    char *n = ref_normalize(s);
+    char *h = kd_replace_hex_addr(n);
+    free(n);
+    ck_assert_ptr_nonnull(h);
+    size_t len = strlen(h);
+    if (strncmp(h, "void ", 5) == 0 && h[len - 1] == ')') {
+        long depth = 0;
+        for (size_t i = len; i-- > 0;) {
+            if (h[i] == ')') {
+                depth++;
+            } else if (h[i] == '(' && --depth == 0) {
+                h[i] = '\0';
+                break;
+            }
+        }
+    }
+    return h;
+}
+
+static const kd_class_step *ref_first_step(const kd_class_step *steps, size_t n,
+                                           const char *const *compute_like, const char *l)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!kd_contains_any(l, steps[i].keywords))
+            continue;
+        if (steps[i].unless_compute_like && kd_contains_any(l, compute_like))
+            continue;
+        return &steps[i];
+    }
+    return NULL;
+}
+
+static const char *const fast_path_pieces[] = {
+    "a", "Z", "_", "0", "7", "::", "<", ">", ",", "*", "(", ")", "void ", " ", "  ", "\t",
+    "\n", "\r", "\v", "\f", "\x1c", "\x1f", "\x01", "\x7f",
+    "\xc2\xa0",         /* U+00A0, a space to split() but not ASCII */
+    "\xe2\x80\x80",     /* U+2000 */
+    "\xe3\x80\x80",     /* U+3000 */
+    "\xc2\x85",         /* U+0085 */
+    "\xc4\xb0",         /* U+0130: lowers to i + U+0307 */
+    "\xe2\x84\xaa",     /* U+212A KELVIN SIGN: lowers to k */
+    "\xc3\xa9",         /* é */
+    "\xff", "\x80", "\xc2", "\xe2\x84", "\xc0\xa0", /* stray, truncated, overlong */
+    "0x", "0x1F", "0xdeadBEEF", "0X12", "GEMM", "gemm", "Nccl", "AllReduce", "fill",
+    "copy", "Flash", "attention", "moe", "mma", "norm", " norm", "_norm_", "\xe2\x84\xaa"
+    "ernel", "broadcast", "CUTLASS", "memcpy", "dma", "python/", ".py(", "nn.Module:",
+    "cpu_op", "Trace", "python_function", "quant", "topk", "elementwise", "rope",
+};
+
+static char *random_piece_string(uint64_t *st, size_t max_pieces)
+{
+    size_t npieces = sizeof fast_path_pieces / sizeof fast_path_pieces[0];
+    rbuf b = {0};
+    rb_add(&b, "", 0);
+    *st ^= *st << 13, *st ^= *st >> 7, *st ^= *st << 17;
+    size_t k = (size_t)(*st % (max_pieces + 1));
+    for (size_t i = 0; i < k; i++) {
+        *st ^= *st << 13, *st ^= *st >> 7, *st ^= *st << 17;
+        const char *p = fast_path_pieces[*st % npieces];
+        rb_add(&b, p, strlen(p));
+    }
+    return b.s;
+}
+
+static void check_fast_paths(const char *s)
+{
+    char *norm = ref_normalize(s), *low = ref_lower(s), *nlow = ref_lower(norm);
+    char *got = kd_normalize_text(s);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_msg(strcmp(got, norm) == 0, "normalize_text(\"%s\")", s);
+    free(got);
+    got = kd_lower(s);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_msg(strcmp(got, low) == 0, "lower(\"%s\")", s);
+    free(got);
+    size_t len = strlen(s);
+    char *buf = malloc(3 * len + 2);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_msg(strcmp(kd_normalized_lower_into(s, len, buf), nlow) == 0, "nl(\"%s\")", s);
+    free(buf);
+    char *canon = ref_canonical(s);
+    got = kd_canonicalize_kernel_name(s);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_msg(strcmp(got, canon) == 0, "canonicalize(\"%s\"): %s, want %s", s, got, canon);
+    free(got);
+    ck_assert(kd_looks_like_python_scope_name(s) == kd_looks_like_python_scope_lowered(nlow));
+    ck_assert(kd_is_non_kernel_trace_category(s) == kd_is_non_kernel_category_lowered(nlow));
+    ck_assert(kd_looks_like_python_scope_lowered(nlow) ==
+              (strstr(nlow, ".py(") || strncmp(nlow, "python/", 7) == 0 ||
+               strncmp(nlow, "nn.module:", 10) == 0));
+    const kd_rules *r = kd_rules_reference();
+    const kd_class_step *st = ref_first_step(r->steps, r->n_steps, r->compute_like, low);
+    ck_assert_msg(kd_rules_classify(r, s) == (st ? st->category : KD_CAT_OTHER), "classify(\"%s\")", s);
+    st = ref_first_step(r->site_steps, r->n_site_steps, r->site_compute_like, low);
+    ck_assert_msg(strcmp(kd_rules_classify_site(r, s), st ? st->label : "other") == 0,
+                  "classify_site(\"%s\")", s);
+    free(canon);
+    free(norm);
+    free(low);
+    free(nlow);
+}
+
+START_TEST(test_fast_paths_match_definitions)
+{
+    static const char *const fixed[] = {
+        "", " ", "a", " a", "a ", "a  b", "a b", "a\tb", "\xc2\xa0" "a", "a\xc2\xa0" "b",
+        "a\xc2\xa0 b", "\xc4\xb0STANBUL", "\xe2\x84\xaa" "ernel", "void f<0x10>(int)",
+        "void k(int) (float)", "\xff", "a\x1c" "b", "a\x1c b", "\x01", "x\x7f",
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        check_fast_paths(fixed[i]);
+    uint64_t st = 0x6A09E667F3BCC908ull;
+    for (int i = 0; i < 4000; i++) {
+        char *s = random_piece_string(&st, i % 50 == 0 ? 600 : 24);
+        check_fast_paths(s);
+        free(s);
+    }
+}
+END_TEST
+
 /* ---- stages ------------------------------------------------------------- */
 
 START_TEST(test_stage_names)
@@ -528,6 +746,7 @@ Suite *text_suite(void)
     tcase_add_test(preds, test_non_kernel_trace_category);
     tcase_add_test(preds, test_looks_like_python_scope_name);
     tcase_add_test(preds, test_long_inputs_use_the_heap_path);
+    tcase_add_test(preds, test_fast_paths_match_definitions);
     tcase_add_test(preds, test_stage_names);
     suite_add_tcase(s, preds);
     return s;

@@ -4,7 +4,9 @@
  * CPython 3.11. */
 #include "config.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +100,177 @@ START_TEST(test_format_pyfloat_truncates_like_snprintf)
     char buf[4];
     ck_assert_int_eq(kd_format_pyfloat(123.25, buf, sizeof buf), 6);
     ck_assert_str_eq(buf, "123");
+}
+END_TEST
+
+
+/* The repr before its 15-digit fast path (value.c shortest_digits tried
+ * every length from 1): the fast path must give the same text. */
+typedef struct {
+    char d[24];
+    int n;
+    int exp10;
+} ref_digits;
+
+/* Reads "%.*e" output of a positive number ("1.2345e+07"). */
+static void ref_digits_from_e_format(const char *s, ref_digits *dd)
+{
+    dd->n = 0;
+    for (; *s && *s != 'e'; s++) {
+        if ((*s >= '0' && *s <= '9'))
+            dd->d[dd->n++] = *s;
+    }
+    dd->exp10 = *s == 'e' ? atoi(s + 1) : 0;
+}
+
+static double ref_digits_value(const ref_digits *dd)
+{
+    char buf[48];
+    /* d.ddd form keeps exp10 the exponent of the first digit */
+    snprintf(buf, sizeof buf, "%c.%.*se%d", dd->d[0], dd->n - 1, dd->d + 1, dd->exp10);
+    return strtod(buf, NULL);
+}
+
+/* The p-digit decimal one unit of the last digit away (up or down). */
+static void ref_step_last_digit(ref_digits *dd, bool up)
+{
+    int i = dd->n - 1;
+    if (up) {
+        while (i >= 0 && dd->d[i] == '9')
+            dd->d[i--] = '0';
+        if (i >= 0) {
+            dd->d[i]++;
+        } else { /* 99..9 -> 100..0: one decade up */
+            dd->d[0] = '1';
+            dd->exp10++;
+        }
+    } else {
+        while (i >= 0 && dd->d[i] == '0')
+            dd->d[i--] = '9';
+        if (i >= 0)
+            dd->d[i]--;
+        if (dd->d[0] == '0') { /* 100..0 -> 99..9: one decade down */
+            memset(dd->d, '9', (size_t)dd->n);
+            dd->exp10--;
+        }
+    }
+}
+
+/* Shortest digits that read back as v (v finite, > 0), the nearest such
+ * string when several have that length: what repr() (dtoa mode 0) prints.
+ * The nearest p-digit decimal is tried first; at a power of two the rounding
+ * interval is lopsided, so the neighbour on the other side is tried too. */
+static void ref_shortest_digits(double v, ref_digits *dd)
+{
+    char buf[48];
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, sizeof buf, "%.*e", p - 1, v);
+        ref_digits_from_e_format(buf, dd);
+        double nearest = strtod(buf, NULL);
+        if (nearest == v)
+            break;
+        ref_digits other = *dd;
+        ref_step_last_digit(&other, nearest < v);
+        if (ref_digits_value(&other) == v) {
+            *dd = other;
+            break;
+        }
+    }
+    while (dd->n > 1 && dd->d[dd->n - 1] == '0')
+        dd->n--;
+}
+
+/* format_float_short(repr): exponent form when exp10 < -4 or >= 16. */
+static int ref_render_python_float(const ref_digits *dd, bool negative, char *out)
+{
+    char *p = out;
+    if (negative)
+        *p++ = '-';
+    int n = dd->n, decpt = dd->exp10 + 1;
+    if (dd->exp10 < -4 || dd->exp10 >= 16) {
+        *p++ = dd->d[0];
+        if (n > 1) {
+            *p++ = '.';
+            memcpy(p, dd->d + 1, (size_t)(n - 1));
+            p += n - 1;
+        }
+        p += sprintf(p, "e%c%02d", dd->exp10 < 0 ? '-' : '+', abs(dd->exp10));
+    } else if (decpt <= 0) {
+        *p++ = '0';
+        *p++ = '.';
+        for (int i = 0; i < -decpt; i++)
+            *p++ = '0';
+        memcpy(p, dd->d, (size_t)n);
+        p += n;
+    } else if (decpt >= n) {
+        memcpy(p, dd->d, (size_t)n);
+        p += n;
+        for (int i = n; i < decpt; i++)
+            *p++ = '0';
+        *p++ = '.';
+        *p++ = '0';
+    } else {
+        memcpy(p, dd->d, (size_t)decpt);
+        p += decpt;
+        *p++ = '.';
+        memcpy(p, dd->d + decpt, (size_t)(n - decpt));
+        p += n - decpt;
+    }
+    *p = '\0';
+    return (int)(p - out);
+}
+
+static void ref_format_pyfloat(double v, char *out)
+{
+    ref_digits dd;
+    ref_shortest_digits(fabs(v), &dd);
+    ref_render_python_float(&dd, v < 0, out);
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static void check_against_ref(double v)
+{
+    if (!isfinite(v) || v == 0.0)
+        return;
+    char got[64], want[64];
+    kd_format_pyfloat(v, got, sizeof got);
+    ref_format_pyfloat(v, want);
+    ck_assert_msg(strcmp(got, want) == 0, "%.17g: got %s want %s", v, got, want);
+}
+
+START_TEST(test_format_pyfloat_fast_path_matches_full_search)
+{
+    static const double edge[] = {
+        DBL_MIN, DBL_MIN * 2, DBL_MIN / 2, 4.9e-324, DBL_MAX, DBL_EPSILON, 1.0, 0.1, 0.3,
+        0.1 + 0.2, 1e15, 1e16, 1e17, 9007199254740993.0, 123456789012345.6,
+        1234567890123456.7, 7.120236347223045e-307, 2.0, 1024.0, 0.000123, 1e-5,
+        12345.678, 999999999999999.9, 99999999999999.99, 9.999999999999999e22,
+    };
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
+        check_against_ref(edge[i]);
+        check_against_ref(-edge[i]);
+        check_against_ref(nextafter(edge[i], 0.0));
+        check_against_ref(nextafter(edge[i], INFINITY));
+    }
+    uint64_t s = 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < 800; i++) {
+        uint64_t bits = xorshift(&s);
+        double v;
+        memcpy(&v, &bits, sizeof v);
+        check_against_ref(v); /* any bit pattern, subnormals included */
+        /* trace-like values: microseconds with a few decimals */
+        check_against_ref((double)(xorshift(&s) % 100000000) / 1000.0);
+        check_against_ref((double)(xorshift(&s) % 1000000) / 7.0);
+        /* powers of two: the lopsided rounding intervals */
+        check_against_ref(ldexp(1.0, (int)(xorshift(&s) % 2098) - 1074));
+    }
 }
 END_TEST
 
@@ -522,6 +695,7 @@ Suite *value_suite(void)
     tcase_add_test(repr, test_format_pyfloat_matches_python_repr);
     tcase_add_test(repr, test_format_pyfloat_non_finite);
     tcase_add_test(repr, test_format_pyfloat_truncates_like_snprintf);
+    tcase_add_test(repr, test_format_pyfloat_fast_path_matches_full_search);
     suite_add_tcase(s, repr);
 
     TCase *parse = tcase_create("parse");
