@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kerndiff/hashmap.h"
+
 /* Arena blocks start small and double up to ARENA_BLOCK_MAX: a small trace
  * (a test, a fuzz input) then costs kilobytes, a large one still gets
  * megabyte blocks. */
@@ -52,13 +54,7 @@ static uint64_t hash_bytes(const char *s, size_t len)
     uint64_t w = 0;
     if (len > i)
         memcpy(&w, s + i, len - i);
-    h ^= w;
-    h ^= h >> 30;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 27;
-    h *= 0x94d049bb133111ebull;
-    h ^= h >> 31;
-    return h;
+    return kd_mix64(h ^ w);
 }
 
 kd_interner *kd_interner_new(void)
