@@ -51,30 +51,6 @@ static bool load_both_ways(const uint8_t *data, size_t size, const char *what)
     return loaded;
 }
 
-/* The gzip (level 1) of data, or NULL. Mutated gzip input rarely gets past
- * the CRC, so the gzip split load (inflating while parsing) is fuzzed on
- * the gzip of every plain input instead. */
-static unsigned char *gzip_of(const uint8_t *data, size_t size, size_t *out_len)
-{
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, 1, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return NULL;
-    uLong cap = deflateBound(&z, (uLong)size) + 64;
-    unsigned char *out = malloc(cap);
-    z.next_in = (Bytef *)(uintptr_t)data;
-    z.avail_in = (uInt)size;
-    z.next_out = out;
-    z.avail_out = (uInt)cap;
-    if (!out || deflate(&z, Z_FINISH) != Z_STREAM_END) {
-        free(out);
-        out = NULL;
-    }
-    *out_len = z.total_out;
-    deflateEnd(&z);
-    return out;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     kd_error err = {0};

@@ -35,6 +35,7 @@
 #include "kerndiff/side.h"
 
 #include "failalloc.h"
+#include "sink.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -42,22 +43,7 @@ static unsigned char *compress_as(int codec, const uint8_t *data, size_t size, s
 {
     unsigned char *out = NULL;
     if (codec == 1) {
-        z_stream z;
-        memset(&z, 0, sizeof z);
-        if (deflateInit2(&z, 1, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-            return NULL;
-        uLong cap = deflateBound(&z, (uLong)size) + 64;
-        out = malloc(cap);
-        z.next_in = (Bytef *)(uintptr_t)data;
-        z.avail_in = (uInt)size;
-        z.next_out = out;
-        z.avail_out = (uInt)cap;
-        if (!out || deflate(&z, Z_FINISH) != Z_STREAM_END) {
-            free(out);
-            out = NULL;
-        }
-        *out_len = z.total_out;
-        deflateEnd(&z);
+        out = gzip_of(data, size, out_len);
     } else if (codec == 2) {
         size_t cap = ZSTD_compressBound(size);
         out = malloc(cap);
