@@ -96,6 +96,32 @@ kd_status kd_aggregate_events(const kd_kernel_event *events, size_t n, kd_aggreg
     return KD_OK;
 }
 
+kd_status kd_aggregate_add_launches(kd_aggregate_list *l, const kd_kernel_event *zero, size_t n,
+                                    kd_error *err)
+{
+    kd_i64map index;
+    kd_i64map_init(&index);
+    size_t cap = l->n; /* what the list holds at least */
+    bool ok = true;
+    for (size_t i = 0; i < l->n && ok; i++) {
+        kd_kernel_event key = {.canonical = l->v[i].name, .category = l->v[i].category};
+        int64_t at;
+        if (!kd_i64map_get(&index, pair_key(&key), &at))
+            ok = kd_i64map_put(&index, pair_key(&key), (int64_t)i);
+    }
+    for (size_t i = 0; i < n && ok; i++) {
+        int64_t at;
+        if (!kd_i64map_get(&index, pair_key(&zero[i]), &at)) {
+            at = (int64_t)l->n;
+            ok = append_aggregate(l, &cap, &zero[i]) && kd_i64map_put(&index, pair_key(&zero[i]), at);
+        }
+        if (ok)
+            l->v[at].count++; /* no time: totals, ratios and the representative stay */
+    }
+    kd_i64map_free(&index);
+    return ok ? KD_OK : kd_fail(err, KD_ENOMEM, "aggregate: out of memory");
+}
+
 void kd_aggregate_list_free(kd_aggregate_list *l)
 {
     for (size_t i = 0; i < l->n; i++)

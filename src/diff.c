@@ -48,14 +48,45 @@ typedef struct {
     kd_triage base, cand;
 } diff_sources;
 
+/* How both sides' stages are decided (divergence D7): from the paths only
+ * when every file of both sides has a path naming its stage (prefill/ and
+ * decode/ captures), so both are judged the same way; otherwise from the
+ * content, so that a renamed copy gives the same stages. */
+static kd_status choose_stage_basis(const kd_diff_options *o, kd_stage_basis *basis, kd_error *err)
+{
+    kd_trace_set b, c;
+    kd_status st = kd_discover_traces(o->baseline_path, &b, err);
+    if (st)
+        return st;
+    st = kd_discover_traces(o->candidate_path, &c, err);
+    if (st) {
+        kd_trace_set_free(&b);
+        return st;
+    }
+    *basis = kd_trace_set_path_staged(&b) && kd_trace_set_path_staged(&c) ? KD_STAGES_REFERENCE
+                                                                           : KD_STAGES_CONTENT;
+    kd_trace_set_free(&b);
+    kd_trace_set_free(&c);
+    return KD_OK;
+}
+
 /* product.md §1: the two sides are loaded concurrently, one thread each */
 static kd_status run_sides(const kd_diff_options *o, diff_sources *d, kd_error *err)
 {
+    kd_stage_basis basis;
+    kd_status st = choose_stage_basis(o, &basis, err);
+    if (st)
+        return st;
     side_job jobs[2] = {
         {side_options(o, o->baseline_path, o->baseline_mapping, o->baseline_pid), &d->base, {KD_OK, ""}, KD_OK},
         {side_options(o, o->candidate_path, o->candidate_mapping, o->candidate_pid), &d->cand, {KD_OK, ""},
          KD_OK},
     };
+    for (int i = 0; i < 2; i++) {
+        jobs[i].opt.stage_basis = basis;
+        jobs[i].opt.whole_trace = true;
+        jobs[i].opt.zero_duration_launches = true;
+    }
     pthread_t th;
     bool threaded = !o->sequential && pthread_create(&th, NULL, run_side, &jobs[1]) == 0;
     run_side(&jobs[0]);
@@ -121,6 +152,7 @@ static void summarize(const kd_triage_stage *ts, double scale, kd_stage_summary 
     for (size_t i = 0; i < ts->aggregates.n; i++) {
         const kd_aggregate *a = &ts->aggregates.v[i];
         s->launches += a->count;
+        s->launches_by_category[a->category] += a->count;
         kd_time_split *c = &s->by_category[a->category];
         c->total_us += a->total_us * scale;
         c->exposed_us += a->exclusive_us * scale;
@@ -446,23 +478,16 @@ static bool diff_stage(kd_diff *d, kd_diff_stage *ds, const stage_pair *p, doubl
 
 /* ---- stage pairing ----------------------------------------------------------------- */
 
-/* pick_stage_value over one side's analysed stages */
+/* The side's analysed stage of the same name. Stages pair exactly, not by
+ * the reference's pick_stage_value: every single-trace side has the
+ * whole-trace stage all, and pairing one side's extend with the other's
+ * whole trace would compare different kernel sets (divergence D7). */
 static const kd_triage_stage *pick_stage(const kd_triage *t, kd_stage stage)
 {
-    const kd_triage_stage *all = NULL, *only = NULL;
-    size_t n = 0;
-    for (size_t i = 0; i < t->n_stages; i++) {
-        const kd_triage_stage *ts = &t->stages[i];
-        if (!ts->formal)
-            continue;
-        if (ts->stage == stage)
-            return ts;
-        if (ts->stage == KD_STAGE_ALL)
-            all = ts;
-        only = ts;
-        n++;
-    }
-    return all ? all : n == 1 ? only : NULL;
+    for (size_t i = 0; i < t->n_stages; i++)
+        if (t->stages[i].formal && t->stages[i].stage == stage)
+            return &t->stages[i];
+    return NULL;
 }
 
 /* The pid a stage analysed, in the diff's arena. */
@@ -509,19 +534,52 @@ static double side_steps(const kd_triage *t)
     return (double)(cpu ? cpu : kd_side_profiler_steps(&t->formal, true));
 }
 
+/* One file a side read: its stages' source, rank, world size, device. */
+static bool record_file(kd_diff *d, const kd_side *side, size_t i, kd_diff_file *f)
+{
+    const kd_trace *t = side->traces[i];
+    const kd_trace_file *tf = &side->files.files[i];
+    const kd_bundle_map *m = &side->bundles;
+    const char *pid = "";
+    for (int s = 0; s < KD_STAGE_COUNT && !*pid; s++)
+        if (m->has[s] && m->by_stage[s].trace == t && m->by_stage[s].pid)
+            pid = kd_str(t->strings, m->by_stage[s].pid);
+    f->path = kd_diff_own(d, tf->path);
+    f->stages_from = side->stages_from[i];
+    f->rank = t->has_rank ? (long)t->rank : tf->rank;
+    f->rank_from = t->has_rank ? "distributedInfo" : tf->rank >= 0 && tf->rank_from ? tf->rank_from : "";
+    f->world_size = t->has_world_size ? (long)t->world_size : -1;
+    f->device = kd_diff_own(d, kd_trace_device(t, pid));
+    return f->path && f->device;
+}
+
+/* "extend/prefill, decode, all": the stages a side analysed. */
+static const char *stage_list(kd_diff *d, const kd_triage *t)
+{
+    char buf[64] = "";
+    for (size_t i = 0; i < t->n_stages; i++)
+        if (t->stages[i].formal)
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", *buf ? ", " : "",
+                     kd_stage_display_name(t->stages[i].stage));
+    return kd_diff_own(d, *buf ? buf : "none");
+}
+
 /* What a side read, in the diff's arena. */
 static bool record_input(kd_diff *d, kd_diff_input *in, const char *path, const char *mapping,
                          const kd_triage *t)
 {
-    const kd_trace_set *f = &t->formal.files;
+    const kd_side *side = &t->formal;
     in->path = kd_diff_own(d, path);
     in->mapping = mapping ? kd_diff_own(d, mapping) : NULL;
     in->steps = side_steps(t);
-    in->files = calloc(f->n ? f->n : 1, sizeof *in->files);
-    if (!in->path || (mapping && !in->mapping) || !in->files)
+    in->stages_how = side->stages_how;
+    in->stages = stage_list(d, t);
+    in->acc = side->bundles.acc;
+    in->files = calloc(side->n ? side->n : 1, sizeof *in->files);
+    if (!in->path || (mapping && !in->mapping) || !in->files || !in->stages)
         return false;
-    for (size_t i = 0; i < f->n; i++)
-        if (!(in->files[in->n_files++] = kd_diff_own(d, f->files[i].path)))
+    for (size_t i = 0; i < side->n; i++)
+        if (!record_file(d, side, i, &in->files[in->n_files++]))
             return false;
     return true;
 }
@@ -546,6 +604,135 @@ static kd_status set_scales(const kd_diff_options *o, kd_diff *d, kd_error *err)
         return kd_fail(err, KD_ENOMEM, "out of memory");
     }
     return KD_OK;
+}
+
+/* Every fact a reader must not miss about what was compared: how each
+ * side's stages were decided, kernels outside every stage, the same trace
+ * on both sides, different devices or world sizes (divergence D7). */
+static bool warn_inputs(kd_diff *d)
+{
+    const kd_diff_input *in[2] = {&d->base_in, &d->cand_in};
+    const char *side[2] = {"baseline", "candidate"};
+    bool ok = true;
+    if (strcmp(in[0]->stages_how, in[1]->stages_how) != 0)
+        ok = add_warning(&d->warnings, &d->n_warnings,
+                         "the sides' stages were decided differently (baseline: %s, candidate: %s): "
+                         "a stage may not hold the same work on both sides; the whole-trace stage "
+                         "all, where both sides have it, compares every kernel",
+                         in[0]->stages_how, in[1]->stages_how);
+    for (int i = 0; ok && i < 2; i++) {
+        const kd_kernel_accounting *a = &in[i]->acc;
+        if (a->outside)
+            ok = add_warning(&d->warnings, &d->n_warnings,
+                             "%s: %llu of %llu kernels (%.1f us) are outside every stage annotation: "
+                             "only the whole-trace stage all holds them",
+                             side[i], (unsigned long long)a->outside, (unsigned long long)a->read,
+                             a->outside_us);
+        if (ok && a->unclaimed)
+            ok = add_warning(&d->warnings, &d->n_warnings,
+                             "%s: %llu kernels (%.1f us) are in a stage an earlier file of the side "
+                             "already holds: not compared",
+                             side[i], (unsigned long long)a->unclaimed, a->unclaimed_us);
+        if (ok && kd_accounting_skipped(a))
+            ok = add_warning(&d->warnings, &d->n_warnings,
+                             "%s: %llu malformed kernel events skipped (see the accounting)", side[i],
+                             (unsigned long long)kd_accounting_skipped(a));
+    }
+    if (ok && d->identical)
+        ok = add_warning(&d->warnings, &d->n_warnings,
+                         "baseline and candidate are %s: every difference is zero by construction",
+                         d->identical);
+    if (ok && in[0]->n_files && in[1]->n_files) {
+        const kd_diff_file *b = &in[0]->files[0], *c = &in[1]->files[0];
+        if (*b->device && *c->device && strcmp(b->device, c->device) != 0)
+            ok = add_warning(&d->warnings, &d->n_warnings,
+                             "different devices: baseline %s, candidate %s", b->device, c->device);
+        if (ok && b->world_size >= 0 && c->world_size >= 0 && b->world_size != c->world_size)
+            ok = add_warning(&d->warnings, &d->n_warnings,
+                             "different world sizes: baseline %ld ranks, candidate %ld", b->world_size,
+                             c->world_size);
+    }
+    return ok;
+}
+
+/* Whether some compared stage has a communication kernel on either side. */
+static bool comm_measured(const kd_diff *d)
+{
+    for (size_t i = 0; i < d->n_stages; i++)
+        if (d->stages[i].sum_base.comm_kernels || d->stages[i].sum_cand.comm_kernels)
+            return true;
+    return false;
+}
+
+/* "baseline compute 812, memory 40; candidate compute 790": the kernels
+ * each side launched by category over the compared stages (the
+ * whole-trace stage alone when it is compared: the stages overlap). */
+static void categories_seen(const kd_diff *d, char *buf, size_t n)
+{
+    uint64_t count[2][KD_CAT_COUNT] = {{0}};
+    bool whole = false;
+    for (size_t i = 0; i < d->n_stages; i++)
+        whole = whole || d->stages[i].stage == KD_STAGE_ALL;
+    for (size_t i = 0; i < d->n_stages; i++)
+        for (int c = 0; c < KD_CAT_COUNT && (!whole || d->stages[i].stage == KD_STAGE_ALL); c++) {
+            count[0][c] += d->stages[i].sum_base.launches_by_category[c];
+            count[1][c] += d->stages[i].sum_cand.launches_by_category[c];
+        }
+    buf[0] = '\0';
+    for (int side = 0; side < 2; side++) {
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", side ? "; candidate" : "baseline",
+                 "");
+        bool any = false;
+        for (int c = 0; c < KD_CAT_COUNT; c++)
+            if (count[side][c]) {
+                snprintf(buf + strlen(buf), n - strlen(buf), "%s %s %llu", any ? "," : "",
+                         kd_category_name((kd_category)c), (unsigned long long)count[side][c]);
+                any = true;
+            }
+        if (!any)
+            snprintf(buf + strlen(buf), n - strlen(buf), " none");
+    }
+}
+
+/* Why a gate could judge nothing, "" when it can (product.md §4: the gate
+ * never says PASS about what it did not measure). */
+static void unjudged_reason(const kd_diff *d, char *buf, size_t n)
+{
+    char cats[256];
+    buf[0] = '\0';
+    if (!d->n_stages) {
+        snprintf(buf, n, "nothing to compare: no stage in common (baseline: %s; candidate: %s)",
+                 d->base_in.stages, d->cand_in.stages);
+    } else if (d->identical && !d->allow_identical) {
+        snprintf(buf, n,
+                 "baseline and candidate are %s: a gate on a trace against itself proves nothing "
+                 "(--allow-identical to run it anyway)",
+                 d->identical);
+    } else if (!comm_measured(d)) {
+        categories_seen(d, cats, sizeof cats);
+        snprintf(buf, n,
+                 "the exposed-communication gate has nothing to measure: no communication kernel on "
+                 "either side (kernels seen: %s)",
+                 cats);
+    }
+}
+
+/* Without a gate, what a gate could not judge is a warning in every output. */
+static bool warn_unjudged(kd_diff *d)
+{
+    if (!d->n_stages)
+        return add_warning(&d->warnings, &d->n_warnings,
+                           "nothing to compare: no stage in common (baseline: %s; candidate: %s)",
+                           d->base_in.stages, d->cand_in.stages);
+    if (!comm_measured(d)) {
+        char cats[256];
+        categories_seen(d, cats, sizeof cats);
+        return add_warning(&d->warnings, &d->n_warnings,
+                           "no communication kernel on either side: exposed communication is not "
+                           "measured (kernels seen: %s)",
+                           cats);
+    }
+    return true;
 }
 
 /* product.md §4: zero communication kernels on one side is reported loudly */
@@ -578,6 +765,12 @@ kd_status kd_diff_run(const kd_diff_options *opt, kd_diff *out, kd_error *err)
     if (!st && (!record_input(out, &out->base_in, opt->baseline_path, opt->baseline_mapping, &src.base) ||
                 !record_input(out, &out->cand_in, opt->candidate_path, opt->candidate_mapping, &src.cand)))
         st = kd_fail(err, KD_ENOMEM, "out of memory");
+    if (!st) {
+        out->identical = kd_trace_sets_identical(&src.base.formal.files, &src.cand.formal.files);
+        out->allow_identical = opt->allow_identical;
+    }
+    if (!st && !warn_inputs(out))
+        st = kd_fail(err, KD_ENOMEM, "out of memory");
     if (!st)
         st = set_scales(opt, out, err);
     if (!st && !pair_stages(out, &src, pairs))
@@ -585,7 +778,7 @@ kd_status kd_diff_run(const kd_diff_options *opt, kd_diff *out, kd_error *err)
     for (size_t i = 0; !st && i < out->n_stages; i++)
         if (!diff_stage(out, &out->stages[i], &pairs[i], opt->sides.min_share))
             st = kd_fail(err, KD_ENOMEM, "out of memory matching kernels");
-    if (!st && !warn_missing_comm(out))
+    if (!st && (!warn_missing_comm(out) || !warn_unjudged(out)))
         st = kd_fail(err, KD_ENOMEM, "out of memory");
     /* the result holds its own copies: the traces go now, before any report */
     kd_triage_free(&src.base);
@@ -724,8 +917,12 @@ void kd_diff_gate(const kd_diff *d, const kd_gate *fail, const kd_gate *warn, kd
     }
     if (!d->n_stages)
         snprintf(all, sizeof all, "no stage to compare");
-    char g[64];
-    if (*failed) {
+    char g[64], why[768];
+    unjudged_reason(d, why, sizeof why);
+    if ((fail->set || warn->set) && *why) {
+        out->verdict = KD_VERDICT_UNJUDGED;
+        snprintf(out->line, sizeof out->line, "kerndiff: ERROR: %s", why);
+    } else if (*failed) {
         describe_gate(d, fail, g, sizeof g);
         out->verdict = KD_VERDICT_FAIL;
         snprintf(out->line, sizeof out->line, "kerndiff: FAIL: exposed communication grew by more than %s: %s", g, failed);

@@ -242,7 +242,7 @@ static void md_files_cell(const kd_report *r, bool cand, kd_strbuf *b)
     for (size_t i = 0; i < in->n_files; i++) {
         if (i)
             kd_sb_puts(b, "<br>");
-        md_escape_short(b, in->files[i], KD_REPORT_PATH);
+        md_escape_short(b, in->files[i].path, KD_REPORT_PATH);
     }
 }
 
@@ -250,7 +250,92 @@ static void md_files_cell(const kd_report *r, bool cand, kd_strbuf *b)
 static bool files_differ(const kd_report *r, bool cand)
 {
     const kd_diff_input *in = side_input(r, cand);
-    return in->n_files > 1 || (in->n_files == 1 && strcmp(in->files[0], opt_path(r, cand)) != 0);
+    return in->n_files > 1 || (in->n_files == 1 && strcmp(in->files[0].path, opt_path(r, cand)) != 0);
+}
+
+/* "0 of 128 (distributedInfo)", "3 (file name)", "-" */
+static const char *rank_text(const kd_diff_input *in, char *buf, size_t n)
+{
+    const kd_diff_file *f = in->n_files ? &in->files[0] : NULL;
+    if (!f || (f->rank < 0 && f->world_size < 0))
+        return "-";
+    char rank[24] = "?", world[32] = "";
+    if (f->rank >= 0)
+        snprintf(rank, sizeof rank, "%ld", f->rank);
+    if (f->world_size >= 0)
+        snprintf(world, sizeof world, " of %ld", f->world_size);
+    snprintf(buf, n, "%s%s%s%s%s", rank, world, *f->rank_from ? " (" : "", f->rank_from,
+             *f->rank_from ? ")" : "");
+    return buf;
+}
+
+static const char *device_text(const kd_diff_input *in)
+{
+    return in->n_files && *in->files[0].device ? in->files[0].device : "-";
+}
+
+/* "annotations: extend/prefill, decode, all" */
+static void stages_text(const kd_diff_input *in, kd_strbuf *b)
+{
+    kd_sb_printf(b, "%s: %s", in->stages_how, in->stages);
+}
+
+/* The skipped kernels by reason: "bad_ts 3, bad_dur 1". */
+static void skipped_text(const kd_kernel_accounting *a, kd_strbuf *b)
+{
+    bool any = false;
+    for (int k = 0; k < KD_SKIP_COUNT; k++)
+        if (a->skipped[k]) {
+            kd_sb_printf(b, "%s%s %llu", any ? ", " : "", kd_skip_reason_name((kd_skip_reason)k),
+                         (unsigned long long)a->skipped[k]);
+            any = true;
+        }
+}
+
+/* One accounting row of both sides (product: every kernel of the analysed
+ * pid accounted for, divergence D7). */
+typedef struct {
+    const char *label;
+    uint64_t (*count)(const kd_kernel_accounting *);
+    bool always;
+} acc_row;
+
+static uint64_t acc_read(const kd_kernel_accounting *a) { return a->read; }
+static uint64_t acc_analysed(const kd_kernel_accounting *a) { return a->analysed; }
+static uint64_t acc_outside(const kd_kernel_accounting *a) { return a->outside; }
+static uint64_t acc_unclaimed(const kd_kernel_accounting *a) { return a->unclaimed; }
+static uint64_t acc_zero(const kd_kernel_accounting *a) { return a->zero_duration; }
+static uint64_t acc_skipped(const kd_kernel_accounting *a) { return kd_accounting_skipped(a); }
+
+static const acc_row acc_rows[] = {
+    {"read (the analysed pid)", acc_read, true},
+    {"in a stage", acc_analysed, true},
+    {"outside every stage (only in all)", acc_outside, false},
+    {"in a stage an earlier file holds", acc_unclaimed, false},
+    {"zero duration (launches, no time)", acc_zero, false},
+    {"skipped as malformed", acc_skipped, false},
+};
+#define N_ACC_ROWS (sizeof acc_rows / sizeof acc_rows[0])
+
+static void md_accounting(const kd_report *r, kd_strbuf *b)
+{
+    const kd_kernel_accounting *a[2] = {&r->diff->base_in.acc, &r->diff->cand_in.acc};
+    kd_sb_puts(b, "**Kernels accounted for**\n\n| kernels | baseline | candidate |\n| --- | ---: | ---: |\n");
+    for (size_t i = 0; i < N_ACC_ROWS; i++) {
+        uint64_t x = acc_rows[i].count(a[0]), y = acc_rows[i].count(a[1]);
+        if (!acc_rows[i].always && !x && !y)
+            continue;
+        kd_sb_printf(b, "| %s | %llu | %llu |\n", acc_rows[i].label, (unsigned long long)x,
+                     (unsigned long long)y);
+    }
+    if (acc_skipped(a[0]) || acc_skipped(a[1])) {
+        kd_sb_puts(b, "| skipped, by reason | ");
+        skipped_text(a[0], b);
+        kd_sb_puts(b, " | ");
+        skipped_text(a[1], b);
+        kd_sb_puts(b, " |\n");
+    }
+    kd_sb_puts(b, "\n");
 }
 
 static void md_inputs(const kd_report *r, kd_strbuf *b)
@@ -287,7 +372,28 @@ static void md_inputs(const kd_report *r, kd_strbuf *b)
     kd_sb_puts(b, " |\n");
     kd_sb_free(&pb);
     kd_sb_free(&pc);
+    char rb[96], rc[96];
+    kd_sb_puts(b, "| rank | ");
+    md_escape(b, rank_text(&d->base_in, rb, sizeof rb));
+    kd_sb_puts(b, " | ");
+    md_escape(b, rank_text(&d->cand_in, rc, sizeof rc));
+    kd_sb_puts(b, " |\n| device | ");
+    md_escape_short(b, device_text(&d->base_in), KD_REPORT_PATH);
+    kd_sb_puts(b, " | ");
+    md_escape_short(b, device_text(&d->cand_in), KD_REPORT_PATH);
+    kd_sb_puts(b, " |\n| stages from | ");
+    kd_strbuf sb = {0}, sc = {0};
+    stages_text(&d->base_in, &sb);
+    stages_text(&d->cand_in, &sc);
+    md_escape(b, kd_sb_str(&sb));
+    kd_sb_puts(b, " | ");
+    md_escape(b, kd_sb_str(&sc));
+    kd_sb_puts(b, " |\n");
+    b->oom = b->oom || sb.oom || sc.oom;
+    kd_sb_free(&sb);
+    kd_sb_free(&sc);
     kd_sb_printf(b, "| ProfilerSteps | %.0f | %.0f |\n\n", d->steps_base, d->steps_cand);
+    md_accounting(r, b);
     if (normalized(r))
         kd_sb_printf(b, "Normalization: **steps**: every time is per ProfilerStep (baseline / %.0f, "
                      "candidate / %.0f).\n\n",
@@ -841,8 +947,47 @@ static void json_files(kd_json *j, const kd_diff_input *in)
 {
     kd_json_array_open(j);
     for (size_t i = 0; i < in->n_files; i++)
-        kd_json_str(j, in->files[i]);
+        kd_json_str(j, in->files[i].path);
     kd_json_array_close(j);
+}
+
+static void json_long_or_null(kd_json *j, const char *key, long v)
+{
+    kd_json_key(j, key);
+    if (v >= 0)
+        kd_json_int(j, v);
+    else
+        kd_json_null(j);
+}
+
+static void json_input_side(kd_json *j, const kd_diff_input *in)
+{
+    kd_json_map_open(j);
+    kd_json_key(j, "stages_from");
+    kd_json_str(j, in->stages_how);
+    kd_json_key(j, "stages");
+    kd_json_str(j, in->stages);
+    kd_json_key(j, "files");
+    kd_json_array_open(j);
+    for (size_t i = 0; i < in->n_files; i++) {
+        const kd_diff_file *f = &in->files[i];
+        kd_json_map_open(j);
+        kd_json_key(j, "path");
+        kd_json_str(j, f->path);
+        kd_json_key(j, "stages_from");
+        kd_json_str(j, f->stages_from);
+        json_long_or_null(j, "rank", f->rank);
+        kd_json_key(j, "rank_from");
+        json_str_or_null(j, *f->rank_from ? f->rank_from : NULL);
+        json_long_or_null(j, "world_size", f->world_size);
+        kd_json_key(j, "device");
+        json_str_or_null(j, *f->device ? f->device : NULL);
+        kd_json_map_close(j);
+    }
+    kd_json_array_close(j);
+    kd_json_key(j, "accounting");
+    kd_accounting_write_json(j, &in->acc);
+    kd_json_map_close(j);
 }
 
 static void json_inputs(kd_json *j, const kd_report *r)
@@ -866,6 +1011,15 @@ static void json_inputs(kd_json *j, const kd_report *r)
     json_str_or_null(j, d->n_stages ? stage_pid(&d->stages[0], false) : NULL);
     kd_json_key(j, "candidate_pid");
     json_str_or_null(j, d->n_stages ? stage_pid(&d->stages[0], true) : NULL);
+    kd_json_key(j, "identical");
+    json_str_or_null(j, d->identical);
+    kd_json_key(j, "sides");
+    kd_json_map_open(j);
+    kd_json_key(j, "baseline");
+    json_input_side(j, side_input(r, false));
+    kd_json_key(j, "candidate");
+    json_input_side(j, side_input(r, true));
+    kd_json_map_close(j);
     kd_json_key(j, "normalize");
     kd_json_str(j, normalized(r) ? "steps" : "none");
     kd_json_key(j, "steps");
@@ -903,6 +1057,7 @@ static const char *verdict_name(const kd_report *r)
     switch (r->gate->verdict) {
     case KD_VERDICT_FAIL: return "fail";
     case KD_VERDICT_WARN: return "warn";
+    case KD_VERDICT_UNJUDGED: return "unjudged";
     default: return "pass";
     }
 }
@@ -1217,6 +1372,16 @@ static void text_inputs(const kd_report *r, FILE *out)
         }
         fputc('\n', out);
         kd_sb_free(&pids);
+        const kd_diff_input *in = side_input(r, side == 1);
+        const kd_kernel_accounting *a = &in->acc;
+        char rank[96], device[X_CELL];
+        snprintf(device, sizeof device, "%s", device_text(in));
+        text_sanitize(device);
+        fprintf(out, "  stages from %s (%s); rank %s; device %s\n", in->stages_how, in->stages,
+                rank_text(in, rank, sizeof rank), device);
+        fputs("  kernels: ", out);
+        kd_accounting_write_text(a, out);
+        fputc('\n', out);
     }
     fprintf(out, "normalization: %s\n", normalized(r) ? "steps (every time is per ProfilerStep)" : "none");
 }

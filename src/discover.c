@@ -6,7 +6,13 @@
  * (stage order, basename, path), so the result never depends on readdir
  * order. Symlinked directories are not followed by the recursive walk (as
  * pathlib's rglob), and a directory that is one of its own ancestors (bind
- * mounts) is skipped, so the walk always ends. */
+ * mounts) is skipped, so the walk always ends.
+ *
+ * Ranks (step 7) are never guessed: a file's rank is the distributedInfo.rank
+ * its header declares (kd_peek_trace_header, read only when the directory
+ * leaves more than one file to choose from), else the one its name gives
+ * (the reference's patterns, then rank-N / rank_N). Several files of one
+ * stage and no rank anywhere is an error, not the newest file. */
 #include "config.h"
 
 #include "kerndiff/discover.h"
@@ -222,6 +228,17 @@ long kd_parse_tp_rank(const char *basename)
     return -1;
 }
 
+long kd_parse_rank_name(const char *basename)
+{
+    long v = kd_parse_tp_rank(basename);
+    /* HTA's trace_rank-0.json and rank_3.json: not among the reference's
+     * patterns, (?:^|[_-])rank[-_](\d+)(?:[_.-]|$) */
+    if (v < 0 && basename && !match_delimited(basename, "rank-", &v) &&
+        !match_delimited(basename, "rank_", &v))
+        v = -1;
+    return v;
+}
+
 int kd_is_trace_file_name(const char *basename)
 {
     if (!basename)
@@ -246,8 +263,13 @@ typedef struct {
     size_t base_off;  /* offset of the basename in path: path[0..base_off) is the parent */
     struct timespec mtime;
     kd_stage stage;
-    long rank;
+    long rank;             /* -1: unknown */
+    long world_size;       /* -1: unknown */
+    const char *rank_from; /* RANK_FROM_*, or NULL */
 } kd_cand;
+
+static const char RANK_FROM_CONTENT[] = "distributedInfo";
+static const char RANK_FROM_NAME[] = "file name";
 
 typedef struct {
     kd_cand *v;
@@ -420,6 +442,8 @@ static bool cands_push(kd_cands *c, char *path, size_t base_off, const struct st
     k->mtime = st->st_mtim;
     k->stage = kd_parse_stage(path);
     k->rank = -1;
+    k->world_size = -1;
+    k->rank_from = NULL;
     return true;
 }
 
@@ -529,9 +553,26 @@ static bool starts_with(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/* Where the chosen files' rank came from, for `how`. */
+static const char *rank_source(const kd_cands *c)
+{
+    bool content = false, name = false;
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->v[i].rank_from == RANK_FROM_CONTENT)
+            content = true;
+        else if (c->v[i].rank_from == RANK_FROM_NAME)
+            name = true;
+    }
+    if (content && name)
+        return "from distributedInfo and the file names";
+    if (content)
+        return "from distributedInfo";
+    return c->n == 1 ? "from the file name" : "from the file names";
+}
+
 static char *make_how(kd_mode mode, const kd_cands *c, size_t root_off, const char *newest_dir,
                       size_t newest_len, size_t merged_dropped, bool ranked, long rank,
-                      size_t rank_of, size_t stage_of)
+                      size_t rank_of, const char *rank_from, size_t stage_of)
 {
     kd_strbuf b = {0};
     kd_sb_printf(&b, "directory: ");
@@ -574,9 +615,11 @@ static char *make_how(kd_mode mode, const kd_cands *c, size_t root_off, const ch
         kd_sb_printf(&b, ", %zu merged- file%s dropped", merged_dropped,
                   merged_dropped == 1 ? "" : "s");
     if (ranked)
-        kd_sb_printf(&b, ", rank %ld of %zu file%s", rank, rank_of, rank_of == 1 ? "" : "s");
+        kd_sb_printf(&b, ", rank %ld of %zu file%s, %s", rank, rank_of, rank_of == 1 ? "" : "s",
+                     rank_from);
     if (stage_of > c->n)
-        kd_sb_printf(&b, ", newest per stage of %zu", stage_of);
+        kd_sb_printf(&b, ", newest per stage of %zu%s", stage_of,
+                     ranked ? " (one rank, several runs)" : "");
     if (b.oom) {
         free(b.s);
         return NULL;
@@ -585,6 +628,94 @@ static char *make_how(kd_mode mode, const kd_cands *c, size_t root_off, const ch
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
             *p = ' ';
     return b.s;
+}
+
+/* Each candidate's rank: the distributedInfo of its header when there is a
+ * choice to make (more than one file), else (or when it declares none) its
+ * name's. A header that cannot be read declares nothing: the file may well
+ * be dropped, and the loader names the problem if it is not. */
+static kd_status find_ranks(kd_cands *c, kd_error *err)
+{
+    bool peek = c->n > 1;
+    for (size_t i = 0; i < c->n; i++) {
+        kd_cand *k = &c->v[i];
+        k->rank = -1;
+        k->world_size = -1;
+        k->rank_from = NULL;
+        if (peek) {
+            kd_trace_header h;
+            kd_error e;
+            kd_error_clear(&e);
+            kd_status ps = kd_peek_trace_header(k->path, &h, &e);
+            if (ps == KD_ENOMEM)
+                return oom(err);
+            if (ps == KD_OK) {
+                if (h.has_world_size && h.world_size >= 0 && h.world_size <= LONG_MAX)
+                    k->world_size = (long)h.world_size;
+                if (h.has_rank && h.rank >= 0 && h.rank <= LONG_MAX) {
+                    k->rank = (long)h.rank;
+                    k->rank_from = RANK_FROM_CONTENT;
+                    continue;
+                }
+            }
+        }
+        long r = kd_parse_rank_name(k->path + k->base_off);
+        if (r >= 0) {
+            k->rank = r;
+            k->rank_from = RANK_FROM_NAME;
+        }
+    }
+    return KD_OK;
+}
+
+/* Whether some stage has more than one candidate. */
+static bool stage_has_several(const kd_cands *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        for (size_t j = i + 1; j < c->n; j++)
+            if (c->v[i].stage == c->v[j].stage)
+                return true;
+    return false;
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "DIR: N trace files and no way to tell which is rank 0 (...): a, b, ..."
+ * with the names relative to DIR (basenames for its own files), sorted. */
+static kd_status fail_ambiguous(kd_error *err, const char *shown, const kd_cands *c,
+                                size_t root_off)
+{
+    enum { SHOW = 8 };
+    const char **names = malloc(c->n * sizeof *names);
+    if (!names)
+        return oom(err);
+    for (size_t i = 0; i < c->n; i++) {
+        const kd_cand *x = &c->v[i];
+        names[i] = x->path + (root_off <= x->base_off ? root_off : x->base_off);
+    }
+    qsort(names, c->n, sizeof *names, cmp_cstr);
+    kd_strbuf b = {0};
+    for (size_t i = 0; i < c->n && i < SHOW; i++)
+        kd_sb_printf(&b, "%s%s", i ? ", " : "", names[i]);
+    if (c->n > SHOW)
+        kd_sb_printf(&b, ", and %zu more", c->n - SHOW);
+    free(names);
+    if (b.oom) {
+        free(b.s);
+        return oom(err);
+    }
+    for (char *p = b.s; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = ' ';
+    kd_status st = kd_fail(err, KD_EINPUT,
+                           "%s: %zu trace files and no way to tell which is rank 0 (no "
+                           "distributedInfo.rank, no rank in the file names): %s",
+                           shown, c->n, b.s);
+    free(b.s);
+    return st;
 }
 
 static kd_status discover_dir(const char *shown, const struct stat *dst, kd_trace_set *out,
@@ -667,12 +798,14 @@ static kd_status discover_dir(const char *shown, const struct stat *dst, kd_trac
     }
 
     /* 7. rank filter: rank 0, else the lowest; unranked files then go */
+    st = find_ranks(&c, err);
+    if (st != KD_OK)
+        goto done;
     bool ranked = false;
     long chosen = -1;
     size_t rank_of = c.n;
     for (size_t i = 0; i < c.n; i++) {
-        long r = kd_parse_tp_rank(c.v[i].path + c.v[i].base_off);
-        c.v[i].rank = r;
+        long r = c.v[i].rank;
         if (r >= 0 && (!ranked || r < chosen)) {
             chosen = r;
             ranked = true;
@@ -682,7 +815,12 @@ static kd_status discover_dir(const char *shown, const struct stat *dst, kd_trac
         for (size_t i = 0; i < c.n; i++)
             keep[i] = c.v[i].rank == chosen;
         cands_filter(&c, keep);
+    } else if (stage_has_several(&c)) {
+        /* the reference would take the newest: a guess, refused */
+        st = fail_ambiguous(err, shown, &c, root_off);
+        goto done;
     }
+    const char *rank_from = ranked ? rank_source(&c) : NULL;
 
     /* 8. the newest file per stage (the list is in mtime order) */
     size_t stage_of = c.n;
@@ -700,7 +838,7 @@ static kd_status discover_dir(const char *shown, const struct stat *dst, kd_trac
     qsort(c.v, c.n, sizeof *c.v, cmp_final);
 
     char *how = make_how(mode, &c, root_off, newest_dir, newest_len, merged_dropped, ranked,
-                         chosen, rank_of, stage_of);
+                         chosen, rank_of, rank_from, stage_of);
     kd_trace_file *files = malloc(c.n * sizeof *files);
     if (!how || !files) {
         free(how);
@@ -711,6 +849,9 @@ static kd_status discover_dir(const char *shown, const struct stat *dst, kd_trac
     for (size_t i = 0; i < c.n; i++) {
         files[i].path = c.v[i].path;
         files[i].stage = c.v[i].stage;
+        files[i].rank = c.v[i].rank;
+        files[i].rank_from = c.v[i].rank_from;
+        files[i].world_size = c.v[i].world_size;
     }
     out->files = files;
     out->n = c.n;
@@ -774,6 +915,12 @@ one_file:
         return oom(err);
     }
     out->files[0].stage = kd_parse_stage(path);
+    /* a file named on the command line is not read here: its name's rank */
+    const char *base = strrchr(path, '/');
+    long r = is_stdin ? -1 : kd_parse_rank_name(base ? base + 1 : path);
+    out->files[0].rank = r;
+    out->files[0].rank_from = r >= 0 ? RANK_FROM_NAME : NULL;
+    out->files[0].world_size = -1;
     out->n = 1;
     return KD_OK;
 }

@@ -183,19 +183,30 @@ kd_status kd_extract_kernel_events(kd_trace *t, const char *pid_substring, kd_ke
     name_cache nc = {NULL, NULL, kd_interner_count(t->strings) + 1};
     nc.canonical = calloc(nc.cap, sizeof *nc.canonical);
     nc.category = calloc(nc.cap, sizeof *nc.category);
-    size_t cap = 0;
+    size_t cap = 0, zcap = 0;
     for (size_t i = 0; i < t->kernels.n && !st; i++) {
         const kd_kernel_rec *k = &t->kernels.v[i];
-        if (!(k->flags & KD_KF_OH_KERNEL) || k->pid != out->pid)
+        if (k->pid != out->pid) {
+            out->other_pids += (k->flags & (KD_KF_OH_KERNEL | KD_KF_ZERO_DUR | KD_KF_SKIPPED)) != 0;
             continue;
+        }
+        if (k->flags & KD_KF_SKIPPED) {
+            out->skipped[KD_KF_SKIP_REASON(k->flags)]++;
+            continue;
+        }
+        bool zero = (k->flags & KD_KF_ZERO_DUR) != 0;
+        if (!(k->flags & KD_KF_OH_KERNEL) && !zero)
+            continue;
+        kd_kernel_event **v = zero ? &out->zero : &out->v;
+        size_t *n = zero ? &out->n_zero : &out->n, *c = zero ? &zcap : &cap;
         if (!nc.canonical || !nc.category ||
-            (out->n == cap && !kd_vec_grow_((void **)&out->v, &cap, out->n, sizeof *out->v))) {
+            (*n == *c && !kd_vec_grow_((void **)v, c, *n, sizeof **v))) {
             st = kd_fail(err, KD_ENOMEM, "%s: out of memory", t->path);
             break;
         }
-        kd_kernel_event *e = &out->v[out->n];
+        kd_kernel_event *e = &(*v)[*n];
         memset(e, 0, sizeof *e);
-        e->idx = (uint32_t)out->n;
+        e->idx = (uint32_t)*n;
         e->name = k->name;
         e->pid = k->pid;
         e->tid = k->tid;
@@ -207,13 +218,13 @@ kd_status kd_extract_kernel_events(kd_trace *t, const char *pid_substring, kd_ke
         int64_t via;
         if (e->ext == KD_NOID && e->corr != KD_NOID && kd_i64map_get(&in.corr_ext, e->corr, &via))
             e->ext = via;
-        e->stream = resolve_stream(t, &in, k);
-        if (!e->stream || !canonical_of(t, &nc, k->name, &e->canonical, &e->category)) {
+        e->stream = zero ? 0 : resolve_stream(t, &in, k);
+        if ((!zero && !e->stream) || !canonical_of(t, &nc, k->name, &e->canonical, &e->category)) {
             st = kd_fail(err, KD_ENOMEM, "%s: out of memory", t->path);
             break;
         }
         e->stage = kd_resolve_kernel_stage(&in.ann, e->ts, e->ext);
-        out->n++;
+        (*n)++;
     }
     free(nc.canonical);
     free(nc.category);
@@ -226,43 +237,111 @@ kd_status kd_extract_kernel_events(kd_trace *t, const char *pid_substring, kd_ke
 void kd_kernel_list_free(kd_kernel_list *l)
 {
     free(l->v);
+    free(l->zero);
     memset(l, 0, sizeof *l);
 }
 
-/* group_events_by_stage + the bundle claim of reference §3.4 for one trace */
-static kd_status claim_stages(kd_trace *t, kd_stage path_stage, const kd_kernel_list *ev,
-                              kd_bundle_map *m, kd_error *err)
+
+/* The stage trace events go to: the path's when it names one (reference
+ * §3.4 step 3), else the event's own. */
+static kd_stage stage_of(kd_stage path_stage, const kd_kernel_event *e)
+{
+    return path_stage != KD_STAGE_ALL ? path_stage : e->stage;
+}
+
+/* Copies the events of `stage` (every event for whole) into *dst. */
+static bool take_events(const kd_kernel_event *v, size_t n, kd_stage path_stage, int stage, bool whole,
+                        kd_kernel_event **dst, size_t *dst_n)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += whole || stage_of(path_stage, &v[i]) == (kd_stage)stage;
+    *dst = malloc((count ? count : 1) * sizeof **dst);
+    if (!*dst)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (whole || stage_of(path_stage, &v[i]) == (kd_stage)stage)
+            (*dst)[(*dst_n)++] = v[i];
+    return true;
+}
+
+/* group_events_by_stage + the bundle claim of reference §3.4 for one trace,
+ * with the whole-trace stage of a one-trace side when asked (divergence D7),
+ * and where each of its kernels went into m->acc */
+static kd_status claim_stages(kd_trace *t, kd_stage path_stage, const kd_kernel_list *ev, bool whole,
+                              kd_bundle_map *m, size_t ti, kd_error *err)
 {
     size_t count[KD_STAGE_COUNT] = {0, 0, 0};
-    for (size_t i = 0; i < ev->n; i++)
-        count[path_stage != KD_STAGE_ALL ? path_stage : ev->v[i].stage]++;
+    double us[KD_STAGE_COUNT] = {0, 0, 0};
+    for (size_t i = 0; i < ev->n; i++) {
+        count[stage_of(path_stage, &ev->v[i])]++;
+        us[stage_of(path_stage, &ev->v[i])] += ev->v[i].dur;
+    }
     bool others = count[KD_STAGE_EXTEND] || count[KD_STAGE_DECODE];
+    m->annotated[ti] = path_stage == KD_STAGE_ALL && others;
+    kd_kernel_accounting *acc = &m->acc;
+    acc->read += ev->n + ev->n_zero;
+    acc->zero_duration += ev->n_zero;
+    acc->other_pids += ev->other_pids;
+    for (int r = 0; r < KD_SKIP_COUNT; r++) {
+        acc->skipped[r] += ev->skipped[r];
+        acc->read += ev->skipped[r];
+    }
     for (int s = 0; s < KD_STAGE_COUNT; s++) {
-        if (!count[s] || m->has[s] || (s == KD_STAGE_ALL && others))
+        if (!count[s])
             continue;
+        if (s == KD_STAGE_ALL && others) {
+            acc->outside += count[s]; /* reference §3.4: dropped silently */
+            acc->outside_us += us[s];
+            continue;
+        }
+        if (m->has[s]) {
+            acc->unclaimed += count[s];
+            acc->unclaimed_us += us[s];
+            continue;
+        }
         kd_bundle *b = &m->by_stage[s];
-        b->events = malloc(count[s] * sizeof *b->events);
-        if (!b->events)
+        if (!take_events(ev->v, ev->n, path_stage, s, false, &b->events, &b->n) ||
+            !take_events(ev->zero, ev->n_zero, path_stage, s, false, &b->zero, &b->n_zero))
             return kd_fail(err, KD_ENOMEM, "%s: out of memory", t->path);
-        for (size_t i = 0; i < ev->n; i++)
-            if ((path_stage != KD_STAGE_ALL ? path_stage : ev->v[i].stage) == (kd_stage)s)
-                b->events[b->n++] = ev->v[i];
         b->trace = t;
         b->pid = ev->pid;
         m->has[s] = true;
+        acc->analysed += count[s];
     }
+    if (whole && others) {
+        kd_bundle *b = &m->by_stage[KD_STAGE_ALL];
+        if (!take_events(ev->v, ev->n, path_stage, KD_STAGE_ALL, true, &b->events, &b->n) ||
+            !take_events(ev->zero, ev->n_zero, path_stage, KD_STAGE_ALL, true, &b->zero, &b->n_zero))
+            return kd_fail(err, KD_ENOMEM, "%s: out of memory", t->path);
+        b->trace = t;
+        b->pid = ev->pid;
+        m->has[KD_STAGE_ALL] = true;
+    }
+    m->whole = whole && m->has[KD_STAGE_ALL];
     return KD_OK;
 }
 
 kd_status kd_build_bundle_map(kd_trace *const *traces, const kd_stage *path_stages, size_t n,
                               const char *pid_substring, kd_bundle_map *out, kd_error *err)
 {
+    kd_bundle_options o = {pid_substring, false};
+    return kd_build_bundle_map_opts(traces, path_stages, n, &o, out, err);
+}
+
+kd_status kd_build_bundle_map_opts(kd_trace *const *traces, const kd_stage *path_stages, size_t n,
+                                   const kd_bundle_options *opt, kd_bundle_map *out, kd_error *err)
+{
     memset(out, 0, sizeof *out);
+    out->annotated = calloc(n ? n : 1, sizeof *out->annotated);
+    if (!out->annotated)
+        return kd_fail(err, KD_ENOMEM, "out of memory");
+    out->n_traces = n;
     for (size_t i = 0; i < n; i++) {
         kd_kernel_list ev;
-        kd_status st = kd_extract_kernel_events(traces[i], pid_substring, &ev, err);
+        kd_status st = kd_extract_kernel_events(traces[i], opt->pid_substring, &ev, err);
         if (!st && ev.n)
-            st = claim_stages(traces[i], path_stages[i], &ev, out, err);
+            st = claim_stages(traces[i], path_stages[i], &ev, opt->whole_trace && n == 1, out, i, err);
         kd_kernel_list_free(&ev);
         if (st) {
             kd_bundle_map_free(out);
@@ -278,7 +357,9 @@ void kd_bundle_map_free(kd_bundle_map *m)
         for (size_t i = 0; i < m->by_stage[s].n; i++)
             kd_counter_free(&m->by_stage[s].events[i].overlap_with);
         free(m->by_stage[s].events);
+        free(m->by_stage[s].zero);
     }
+    free(m->annotated);
     memset(m, 0, sizeof *m);
 }
 
@@ -288,7 +369,7 @@ size_t kd_render_stages(const kd_bundle_map *m, kd_stage out[KD_STAGE_COUNT])
     for (int s = KD_STAGE_EXTEND; s <= KD_STAGE_DECODE; s++)
         if (m->has[s])
             out[n++] = (kd_stage)s;
-    if (!n && m->has[KD_STAGE_ALL])
+    if ((!n || m->whole) && m->has[KD_STAGE_ALL])
         out[n++] = KD_STAGE_ALL;
     return n;
 }

@@ -70,15 +70,18 @@ static int cmp_interval(const void *pa, const void *pb)
 static bool collect_streams(kd_inspect *r, str_index *ix)
 {
     size_t total = 0, cap = 0;
-    for (int s = 0; s < KD_STAGE_COUNT; s++)
-        total += r->side->bundles.has[s] ? r->side->bundles.by_stage[s].n : 0;
+    /* every kernel of the pid once: the whole-trace stage when there is one */
+    const kd_bundle_map *m = &r->side->bundles;
+    int first = m->whole ? KD_STAGE_ALL : 0;
+    for (int s = first; s < KD_STAGE_COUNT; s++)
+        total += m->has[s] ? m->by_stage[s].n : 0;
     interval *iv = malloc((total ? total : 1) * sizeof *iv);
     if (!iv)
         return false;
     size_t k = 0;
-    for (int s = 0; s < KD_STAGE_COUNT; s++) {
-        const kd_bundle *b = &r->side->bundles.by_stage[s];
-        if (!r->side->bundles.has[s])
+    for (int s = first; s < KD_STAGE_COUNT; s++) {
+        const kd_bundle *b = &m->by_stage[s];
+        if (!m->has[s])
             continue;
         for (size_t i = 0; i < b->n; i++) {
             const kd_kernel_event *e = &b->events[i];
@@ -125,7 +128,11 @@ static void collect_counts(kd_inspect *r)
         const kd_trace *t = r->side->traces[i];
         r->events_read += t->events_read;
         r->complete_events += t->complete_events;
-        r->kernel_records += t->kernels.n;
+        for (size_t k = 0; k < t->kernels.n; k++)
+            r->kernel_records += (t->kernels.v[k].flags & (KD_KF_OH_KERNEL | KD_KF_KH_KERNEL)) != 0;
+        for (size_t k = 0; k < t->seen_cats.n; k++)
+            if (strcmp(kd_str(t->strings, t->seen_cats.v[k]), "Operator") == 0)
+                r->legacy_cpu_ops += t->seen_cat_counts.v[k];
         r->cpu_ops += t->cpu_ops.n;
         r->frames += t->frames.n;
         r->launches += t->launches.n;
@@ -138,9 +145,12 @@ static void collect_counts(kd_inspect *r)
 
 static void collect_stages(kd_inspect *r)
 {
+    const kd_bundle_map *m = &r->side->bundles;
+    bool others = m->has[KD_STAGE_EXTEND] || m->has[KD_STAGE_DECODE];
     for (int s = 0; s < KD_STAGE_COUNT; s++) {
-        const kd_bundle *b = &r->side->bundles.by_stage[s];
-        if (!r->side->bundles.has[s])
+        const kd_bundle *b = &m->by_stage[s];
+        /* the reference's stages: the whole trace is in the accounting */
+        if (!m->has[s] || (s == KD_STAGE_ALL && m->whole && others))
             continue;
         const char *how = "none";
         for (size_t i = 0; i < r->side->files.n; i++)
@@ -178,6 +188,7 @@ kd_status kd_inspect_build(const kd_side *side, const char *pid_substring, kd_in
     }
     collect_counts(out);
     collect_stages(out);
+    out->acc = side->bundles.acc;
     out->steps_cpu = kd_side_profiler_steps(side, false);
     out->steps_gpu = kd_side_profiler_steps(side, true);
     out->steps = out->steps_cpu ? out->steps_cpu : out->steps_gpu;
@@ -202,6 +213,23 @@ void kd_inspect_free(kd_inspect *r)
     memset(r, 0, sizeof *r);
 }
 
+/* A file's rank and world size as text ("0 (distributedInfo)", "unknown"). */
+static void file_rank(const kd_side *s, size_t i, char *rank, size_t rn, char *world, size_t wn)
+{
+    const kd_trace *t = s->traces[i];
+    const kd_trace_file *f = &s->files.files[i];
+    if (t->has_rank)
+        snprintf(rank, rn, "%lld (distributedInfo)", (long long)t->rank);
+    else if (f->rank >= 0)
+        snprintf(rank, rn, "%ld (%s)", f->rank, f->rank_from ? f->rank_from : "file name");
+    else
+        snprintf(rank, rn, "unknown");
+    if (t->has_world_size)
+        snprintf(world, wn, "%lld", (long long)t->world_size);
+    else
+        snprintf(world, wn, "unknown");
+}
+
 static bool has_communication(const kd_inspect *r)
 {
     return r->cat_launches[KD_CAT_COMMUNICATION] > 0;
@@ -216,6 +244,10 @@ bool kd_inspect_write_text(const kd_inspect *r, FILE *out)
         fprintf(out, "  %s  [%s, %s, %.1f MB JSON]\n", t->path, t->compression ? t->compression : "plain",
                 t->shape == KD_SHAPE_LIST ? "bare list" : "{\"traceEvents\": [...]}",
                 (double)t->bytes_json / 1e6);
+        char rank[64], world[64];
+        file_rank(s, i, rank, sizeof rank, world, sizeof world);
+        const char *device = kd_trace_device(t, r->chosen_pid ? r->chosen_pid : "");
+        fprintf(out, "    rank %s, world size %s, device %s\n", rank, world, *device ? device : "unknown");
     }
     fprintf(out, "Events: %llu read, %llu complete (ph X), %llu kernel-like kept, %llu skipped\n",
             (unsigned long long)r->events_read, (unsigned long long)r->complete_events,
@@ -239,6 +271,14 @@ bool kd_inspect_write_text(const kd_inspect *r, FILE *out)
     for (size_t i = 0; i < r->n_streams; i++)
         fprintf(out, "  %-24s %8llu kernels %14.1f us busy\n", r->streams[i].stream,
                 (unsigned long long)r->streams[i].kernels, r->streams[i].busy_us);
+    const kd_kernel_accounting *a = &r->acc;
+    fputs("Kernels of the chosen pid: ", out);
+    kd_accounting_write_text(a, out);
+    fputc('\n', out);
+    if (a->outside)
+        fprintf(out, "warning: %llu kernels (%.1f us) are outside every stage annotation: a diff compares "
+                     "them in its whole-trace stage all only\n",
+                (unsigned long long)a->outside, a->outside_us);
     fprintf(out, "Stages:\n");
     for (size_t i = 0; i < r->n_stages; i++)
         fprintf(out, "  %-16s %8llu kernels (from %s)\n", kd_stage_display_name(r->stages[i].stage),
@@ -247,9 +287,10 @@ bool kd_inspect_write_text(const kd_inspect *r, FILE *out)
     for (int c = 0; c < KD_CAT_COUNT; c++)
         fprintf(out, "  %-14s %8llu launches %14.1f us\n", kd_category_name((kd_category)c),
                 (unsigned long long)r->cat_launches[c], r->cat_total_us[c]);
-    fprintf(out, "CPU side: %llu cpu_ops, %llu python frames, %llu CUDA launches, "
+    fprintf(out, "CPU side: %llu cpu_ops%s, %llu python frames, %llu CUDA launches, "
                  "%llu stage annotations, %llu thread names\n",
-            (unsigned long long)r->cpu_ops, (unsigned long long)r->frames,
+            (unsigned long long)(r->cpu_ops + r->legacy_cpu_ops),
+            r->legacy_cpu_ops ? " (2021 category Operator)" : "", (unsigned long long)r->frames,
             (unsigned long long)r->launches, (unsigned long long)r->annotations,
             (unsigned long long)r->thread_names);
     fprintf(out, "ProfilerStep markers: %llu steps (%llu CPU, %llu GPU annotations)\n",
@@ -280,6 +321,29 @@ bool kd_inspect_write_json(const kd_inspect *r, FILE *out)
         kd_json_key(&j, "compression"); kd_json_str(&j, t->compression ? t->compression : "plain");
         kd_json_key(&j, "shape"); kd_json_str(&j, t->shape == KD_SHAPE_LIST ? "list" : "object");
         kd_json_key(&j, "json_bytes"); kd_json_int(&j, (int64_t)t->bytes_json);
+        kd_json_key(&j, "rank");
+        if (t->has_rank)
+            kd_json_int(&j, t->rank);
+        else if (s->files.files[i].rank >= 0)
+            kd_json_int(&j, s->files.files[i].rank);
+        else
+            kd_json_null(&j);
+        kd_json_key(&j, "rank_from");
+        if (t->has_rank || (s->files.files[i].rank >= 0 && s->files.files[i].rank_from))
+            kd_json_str(&j, t->has_rank ? "distributedInfo" : s->files.files[i].rank_from);
+        else
+            kd_json_null(&j);
+        kd_json_key(&j, "world_size");
+        if (t->has_world_size)
+            kd_json_int(&j, t->world_size);
+        else
+            kd_json_null(&j);
+        const char *device = kd_trace_device(t, r->chosen_pid ? r->chosen_pid : "");
+        kd_json_key(&j, "device");
+        if (*device)
+            kd_json_str(&j, device);
+        else
+            kd_json_null(&j);
         kd_json_map_close(&j);
     }
     kd_json_array_close(&j);
@@ -288,7 +352,8 @@ bool kd_inspect_write_json(const kd_inspect *r, FILE *out)
     kd_json_key(&j, "read"); kd_json_int(&j, (int64_t)r->events_read);
     kd_json_key(&j, "complete"); kd_json_int(&j, (int64_t)r->complete_events);
     kd_json_key(&j, "kernel_like"); kd_json_int(&j, (int64_t)r->kernel_records);
-    kd_json_key(&j, "cpu_ops"); kd_json_int(&j, (int64_t)r->cpu_ops);
+    kd_json_key(&j, "cpu_ops"); kd_json_int(&j, (int64_t)(r->cpu_ops + r->legacy_cpu_ops));
+    kd_json_key(&j, "legacy_cpu_ops"); kd_json_int(&j, (int64_t)r->legacy_cpu_ops);
     kd_json_key(&j, "python_frames"); kd_json_int(&j, (int64_t)r->frames);
     kd_json_key(&j, "cuda_launches"); kd_json_int(&j, (int64_t)r->launches);
     kd_json_key(&j, "stage_annotations"); kd_json_int(&j, (int64_t)r->annotations);
@@ -301,6 +366,9 @@ bool kd_inspect_write_json(const kd_inspect *r, FILE *out)
         kd_json_int(&j, (int64_t)r->skipped[k]);
     }
     kd_json_map_close(&j);
+    const kd_kernel_accounting *a = &r->acc;
+    kd_json_key(&j, "accounting");
+    kd_accounting_write_json(&j, a);
     kd_json_key(&j, "chosen_pid");
     if (r->chosen_pid)
         kd_json_str(&j, r->chosen_pid);
@@ -353,6 +421,12 @@ bool kd_inspect_write_json(const kd_inspect *r, FILE *out)
     kd_json_array_open(&j);
     if (!has_communication(r))
         kd_json_str(&j, "no communication kernels on the chosen pid");
+    if (a->outside) {
+        char w[256];
+        snprintf(w, sizeof w, "%llu kernels (%.1f us) are outside every stage annotation",
+                 (unsigned long long)a->outside, a->outside_us);
+        kd_json_str(&j, w);
+    }
     kd_json_array_close(&j);
     kd_json_map_close(&j);
     bool ok = !j.failed && fputc('\n', out) != EOF;

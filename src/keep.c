@@ -35,6 +35,7 @@
 #define SF_GPU_ANNOT 0x8000u  /* gpu_user_annotation */
 #define SF_CPU_OP_CAT 0x10000u /* cat is exactly "cpu_op" */
 #define SF_PYFUNC_CAT 0x20000u /* cat is exactly "python_function" */
+#define SF_LEGACY_OP_CAT 0x40000u /* cat is exactly "Operator": a 2021 export's cpu_op */
 
 struct kd_sid_info {
     uint32_t flags;
@@ -132,6 +133,8 @@ static bool fill_cat_flags(sid_info *si, const char *cat)
         fl |= SF_CPU_OP_CAT;
     if (strcmp(cat, "python_function") == 0)
         fl |= SF_PYFUNC_CAT;
+    if (strcmp(cat, "Operator") == 0)
+        fl |= SF_LEGACY_OP_CAT;
     if (kd_is_non_kernel_category_lowered(low))
         fl |= SF_NONKERNEL;
     if (strstr(low, "annotation"))
@@ -263,22 +266,51 @@ static bool keep_kernel(kd_keeper *L, const event_view *e, uint32_t flags)
     return KD_VEC_PUSH(L->t->kernels, k);
 }
 
+/* reference §4 is_kernel_event / kernel-sites §3 is_gpu_kernel_event, less
+ * the test that the event is complete (dur > 0) */
+static uint32_t kernel_flags(const event_view *e)
+{
+    const sid_info *ni = e->ni, *ci = e->ci;
+    if ((ni->flags & SF_META) || (ci->flags & SF_NONKERNEL) || (ci->flags & SF_CAT_ANNOT) ||
+        (ni->flags & SF_NAME_ANNOT))
+        return 0;
+    if (ci->flags & SF_KERNEL_CAT)
+        return KD_KF_OH_KERNEL | KD_KF_KH_KERNEL;
+    if (!(ni->flags & SF_PYSCOPE) && e->stream_marker)
+        return KD_KF_KH_KERNEL | ((ni->flags & SF_HINT) ? KD_KF_OH_KERNEL : 0);
+    return 0;
+}
+
+/* A kernel the reference never sees, kept for the accounting of its pid
+ * (divergence D7): no duration, or skipped as malformed. Only records that
+ * would pass is_kernel_event are kept. */
+static bool keep_unseen_kernel(kd_keeper *L, const event_view *e, uint32_t flags)
+{
+    if (!(kernel_flags(e) & KD_KF_OH_KERNEL))
+        return true;
+    /* a skipped event's ts may be anything: it is not read */
+    double ts = (flags & KD_KF_SKIPPED) ? 0.0 : e->ts;
+    kd_kernel_rec k = {e->name, e->cat, e->pid, e->tid, 0, flags, ts, 0.0, e->ext, e->corr};
+    return KD_VEC_PUSH(L->t->kernels, k);
+}
+
+static bool keep_skipped_kernel(kd_keeper *L, const event_view *e, kd_skip_reason r)
+{
+    return keep_unseen_kernel(L, e, KD_KF_SKIPPED | ((uint32_t)r << KD_KF_SKIP_SHIFT));
+}
+
 static bool keep_complete_event(kd_keeper *L, const event_view *e)
 {
     const sid_info *ni = e->ni, *ci = e->ci;
-    uint32_t kflags = 0;
-    if (e->complete && !(ni->flags & SF_META) && !(ci->flags & SF_NONKERNEL) &&
-        !(ci->flags & SF_CAT_ANNOT) && !(ni->flags & SF_NAME_ANNOT)) {
-        /* reference §4 is_kernel_event / kernel-sites §3 is_gpu_kernel_event */
-        if (ci->flags & SF_KERNEL_CAT)
-            kflags = KD_KF_OH_KERNEL | KD_KF_KH_KERNEL;
-        else if (!(ni->flags & SF_PYSCOPE) && e->stream_marker)
-            kflags = KD_KF_KH_KERNEL | ((ni->flags & SF_HINT) ? KD_KF_OH_KERNEL : 0);
-    }
+    uint32_t kflags = e->complete ? kernel_flags(e) : 0;
+    if (!e->complete && e->dur == 0.0 && !keep_unseen_kernel(L, e, KD_KF_ZERO_DUR))
+        return false;
+    if (!e->complete && e->dur < 0.0 && !keep_skipped_kernel(L, e, KD_SKIP_BAD_DUR))
+        return false;
     if (kflags) {
         if (L->f[F_NAME].type == KD_J_ABSENT) {
             count_skip(L, KD_SKIP_MISSING_NAME); /* reference raises KeyError */
-            return true;
+            return keep_skipped_kernel(L, e, KD_SKIP_MISSING_NAME);
         }
         if (!keep_kernel(L, e, kflags))
             return false;
@@ -314,6 +346,9 @@ static bool keep_complete_event(kd_keeper *L, const event_view *e)
             if (!KD_VEC_PUSH(L->t->annotations, a))
                 return false;
         }
+    }
+    /* a step marker: a user annotation, or the cpu op of a 2021 export */
+    if (e->complete && (ci->flags & (SF_STAGE_CAT | SF_LEGACY_OP_CAT))) {
         int64_t step = profiler_step_number(kd_str(L->t->strings, e->name));
         if (step >= 0) {
             kd_step_rec st = {step, (ci->flags & SF_GPU_ANNOT) != 0};
@@ -421,22 +456,6 @@ static bool classify_event(kd_keeper *L)
 
     t->complete_events++;
     event_view e = {name_id, cat_id, pid_id, tid_id, 0.0, 0.0, false, ext, corr, false, NULL, NULL};
-    bool ts_missing, dur_missing;
-    if (!read_time(L, F_TS, &e.ts, &ts_missing) || ts_missing) {
-        count_skip(L, KD_SKIP_BAD_TS); /* divergence D5 */
-        return true;
-    }
-    if (!read_time(L, F_DUR, &e.dur, &dur_missing)) {
-        count_skip(L, KD_SKIP_BAD_DUR); /* divergence D5 */
-        return true;
-    }
-    if (dur_missing)
-        e.dur = 0.0;
-    e.complete = !dur_missing && e.dur > 0;
-    if (e.complete && e.ts + e.dur == e.ts) {
-        count_skip(L, KD_SKIP_ZERO_EXTENT); /* divergence D4 */
-        return true;
-    }
     e.stream_marker = L->f[F_A_STREAM].type != KD_J_ABSENT ||
                       L->f[F_A_CUDA_STREAM].type != KD_J_ABSENT;
     sid_info *ni = info_of(L, name_id);
@@ -447,6 +466,23 @@ static bool classify_event(kd_keeper *L)
         return false;
     e.ni = &L->info[name_id];
     e.ci = &L->info[cat_id];
+    /* a malformed kernel is counted against its pid too (divergence D7) */
+    bool ts_missing, dur_missing;
+    if (!read_time(L, F_TS, &e.ts, &ts_missing) || ts_missing) {
+        count_skip(L, KD_SKIP_BAD_TS); /* divergence D5 */
+        return keep_skipped_kernel(L, &e, KD_SKIP_BAD_TS);
+    }
+    if (!read_time(L, F_DUR, &e.dur, &dur_missing)) {
+        count_skip(L, KD_SKIP_BAD_DUR); /* divergence D5 */
+        return keep_skipped_kernel(L, &e, KD_SKIP_BAD_DUR);
+    }
+    if (dur_missing)
+        e.dur = 0.0;
+    e.complete = !dur_missing && e.dur > 0;
+    if (e.complete && e.ts + e.dur == e.ts) {
+        count_skip(L, KD_SKIP_ZERO_EXTENT); /* divergence D4 */
+        return keep_skipped_kernel(L, &e, KD_SKIP_ZERO_EXTENT);
+    }
     if (!note_seen(L, cat_id, pid_id))
         return false;
     return keep_complete_event(L, &e);

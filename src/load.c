@@ -5,7 +5,11 @@
  * object they capture only the fields the pipeline reads (ph cat name pid tid
  * ts dur, and args' External id / correlation / stream / cuda_stream / name)
  * into a scratch buffer, and at the event's closing brace classify_event()
- * decides what to keep. Nothing else of the document is stored. */
+ * decides what to keep. Outside the events list, the top-level keys
+ * distributedInfo (rank, world_size) and deviceProperties (id, name) are
+ * kept as the trace's metadata ("metadata" below); their callbacks are
+ * reached only outside events, so an event pays nothing for them. Nothing
+ * else of the document is stored. */
 #include "config.h"
 
 #include "kerndiff/load.h"
@@ -192,6 +196,54 @@ static void yg_done(yguard *g, yajl_handle h)
 
 typedef enum { TOP_NONE, TOP_OBJECT, TOP_LIST, TOP_SCALAR } top_kind;
 
+/* The metadata keys (top level) and their members read. */
+enum { MK_NONE = 0, MK_DIST, MK_DEVS };
+enum { MF_NONE = 0, MF_RANK, MF_WORLD, MF_ID, MF_NAME };
+
+/* Which metadata key a top-level key is. */
+static int meta_top_key(const unsigned char *k, size_t len)
+{
+    if (len == 15 && memcmp(k, "distributedInfo", 15) == 0)
+        return MK_DIST;
+    if (len == 16 && memcmp(k, "deviceProperties", 16) == 0)
+        return MK_DEVS;
+    return MK_NONE;
+}
+
+/* A JSON integer's text (no fraction, no exponent) as int64; false when it
+ * is not one or does not fit. */
+static bool parse_int64(const char *s, size_t len, int64_t *out)
+{
+    size_t i = 0;
+    bool neg = len > 0 && s[0] == '-';
+    if (neg)
+        i = 1;
+    if (i == len)
+        return false;
+    uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (lim - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    *out = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
+    return true;
+}
+
+/* A scalar's integer value: a number with integer text (bools, floats,
+ * strings and NaN are not integers). */
+static bool scalar_int(kd_jtype type, const char *text, size_t len, int64_t *out)
+{
+    if (type != KD_J_INT || !text)
+        return false;
+    const char *t = text;
+    size_t n = len;
+    return kd_number_type(&t, &n) == KD_J_INT && parse_int64(t, n, out);
+}
+
 typedef struct {
     kd_trace *t;
     const char *label;
@@ -228,6 +280,16 @@ typedef struct {
     uint64_t tokens;     /* callbacks so far: none in a fed block = a token spans it */
     uint64_t max_string; /* the longest string or number accepted */
     size_t too_long;     /* the length of one longer: parse cancelled */
+
+    /* metadata: the current top-level key is a metadata key (MK_*: its
+     * value comes next), or its value is open (meta_in: distributedInfo's
+     * object, members at depth 2; deviceProperties' list, devices at depth
+     * 2, their members at depth 3); meta_field: the member whose value
+     * comes next. saw_*: the key was met (a split load's halves merge by
+     * them: the later half's key wins). */
+    uint8_t meta_key, meta_in, meta_field;
+    bool meta_dev_open; /* inside a device object (the last of t->devices) */
+    bool saw_dist, saw_devs;
 } loader;
 
 /* Out of line: the buffer is reused from event to event, so it grows a few
@@ -303,6 +365,106 @@ static field_id args_key(const unsigned char *k, size_t n)
         }                                                                          \
     } while (0)
 
+/* ---- metadata (distributedInfo, deviceProperties) ----------------------
+ * Reached only outside events (L->meta_key or L->meta_in set). A repeated
+ * key replaces what the earlier one gave, as Python's json keeps the last. */
+
+/* A top-level key of the object: a metadata key starts afresh. */
+static void meta_key_top(loader *L, const unsigned char *k, size_t len)
+{
+    L->meta_key = (uint8_t)meta_top_key(k, len);
+    if (L->meta_key == MK_DIST) {
+        L->t->has_rank = L->t->has_world_size = false;
+        L->saw_dist = true;
+    } else if (L->meta_key == MK_DEVS) {
+        L->t->devices.n = 0;
+        L->saw_devs = true;
+    }
+}
+
+/* A key inside a metadata value. */
+static __attribute__((noinline)) int meta_member_key(loader *L, const unsigned char *k, size_t len)
+{
+    L->meta_field = MF_NONE;
+    if (L->meta_in == MK_DIST && L->depth == 2) {
+        if (len == 4 && memcmp(k, "rank", 4) == 0) {
+            L->meta_field = MF_RANK;
+            L->t->has_rank = false;
+        } else if (len == 10 && memcmp(k, "world_size", 10) == 0) {
+            L->meta_field = MF_WORLD;
+            L->t->has_world_size = false;
+        }
+    } else if (L->meta_in == MK_DEVS && L->meta_dev_open && L->depth == 3) {
+        kd_device_rec *d = &L->t->devices.v[L->t->devices.n - 1];
+        if (len == 2 && memcmp(k, "id", 2) == 0) {
+            L->meta_field = MF_ID;
+            d->id = -1;
+        } else if (len == 4 && memcmp(k, "name", 4) == 0) {
+            L->meta_field = MF_NAME;
+            d->name = 0;
+        }
+    }
+    return 1;
+}
+
+/* A scalar outside events while metadata is open. */
+static int meta_value(loader *L, kd_jtype type, const char *text, size_t len)
+{
+    if (L->meta_key && L->depth == 1) { /* the key's value is a scalar: nothing */
+        L->meta_key = MK_NONE;
+        return 1;
+    }
+    int field = L->meta_field;
+    L->meta_field = MF_NONE;
+    int64_t v;
+    if (L->meta_in == MK_DIST && L->depth == 2) {
+        if (field == MF_RANK && scalar_int(type, text, len, &v)) {
+            L->t->rank = v;
+            L->t->has_rank = true;
+        } else if (field == MF_WORLD && scalar_int(type, text, len, &v)) {
+            L->t->world_size = v;
+            L->t->has_world_size = true;
+        }
+    } else if (L->meta_in == MK_DEVS && L->meta_dev_open && L->depth == 3) {
+        kd_device_rec *d = &L->t->devices.v[L->t->devices.n - 1];
+        if (field == MF_ID && scalar_int(type, text, len, &v)) {
+            d->id = v;
+        } else if (field == MF_NAME && type == KD_J_STRING && kd_utf8_input_valid(text, len)) {
+            d->name = kd_intern(L->t->strings, text, len);
+            OOM_IF(!d->name);
+        }
+    }
+    return 1;
+}
+
+/* A container opened outside events while metadata is open. */
+static __attribute__((noinline)) int meta_open(loader *L, bool is_map)
+{
+    if (L->meta_key && L->depth == 1) {
+        L->meta_in = (L->meta_key == MK_DIST && is_map) || (L->meta_key == MK_DEVS && !is_map)
+                         ? L->meta_key
+                         : MK_NONE;
+        L->meta_key = MK_NONE;
+        return 1;
+    }
+    L->meta_field = MF_NONE; /* a member's value that is a container */
+    if (L->meta_in == MK_DEVS && L->depth == 2 && is_map) {
+        kd_device_rec d = {-1, 0};
+        OOM_IF(!KD_VEC_PUSH(L->t->devices, d));
+        L->meta_dev_open = true;
+    }
+    return 1;
+}
+
+/* After a container outside events closed (L->depth is the depth again). */
+static void meta_close(loader *L)
+{
+    if (L->depth == 1)
+        L->meta_in = MK_NONE;
+    else if (L->depth == 2)
+        L->meta_dev_open = false;
+}
+
 static void start_event(loader *L)
 {
     reset_event(L);
@@ -352,8 +514,11 @@ static int capture_value(loader *L, kd_jtype type, const char *text, size_t len,
 
 /* A scalar outside any event: the document itself, the traceEvents value,
  * or an events-list element that is not an object. Rare, so out of line. */
-static __attribute__((noinline)) int on_value_outside_event(loader *L)
+static __attribute__((noinline)) int on_value_outside_event(loader *L, kd_jtype type,
+                                                            const char *text, size_t len)
 {
+    if (L->meta_key | L->meta_in)
+        return meta_value(L, type, text, len);
     if (L->depth == 0 && L->top == TOP_NONE) {
         L->top = TOP_SCALAR;
         return 1;
@@ -379,7 +544,7 @@ static int on_value(loader *L, kd_jtype type, const char *text, size_t len, bool
 {
     L->tokens++;
     if (!L->in_event)
-        return on_value_outside_event(L);
+        return on_value_outside_event(L, type, text, len);
     note_child(L);
     return captures_value(L) ? capture_value(L, type, text, len, b) : 1;
 }
@@ -453,6 +618,9 @@ static int open_container(loader *L, bool is_map)
             L->ev_open_depth = L->depth + 1;
             L->in_args = id == F_ARGS && is_map;
         }
+    } else if ((L->meta_key | L->meta_in) && !L->in_event) {
+        if (!meta_open(L, is_map))
+            return 0;
     }
     L->depth++;
     return 1;
@@ -480,6 +648,8 @@ static int close_container(loader *L)
         }
     } else if (L->in_events && L->depth == L->events_depth - 1) {
         L->in_events = false;
+    } else if (L->meta_in) {
+        meta_close(L);
     }
     return 1;
 }
@@ -497,10 +667,11 @@ static int cb_key(void *ctx, const unsigned char *k, size_t len)
     note_child(L);
     if (L->top == TOP_OBJECT && L->depth == 1) {
         L->key_is_trace_events = len == 11 && memcmp(k, "traceEvents", 11) == 0;
+        meta_key_top(L, k, len);
         return 1;
     }
     if (!L->in_event)
-        return 1;
+        return L->meta_in ? meta_member_key(L, k, len) : 1;
     if (L->depth == L->ev_depth)
         L->pending = event_key(k, len);
     else if (L->in_args && L->depth == L->ev_depth + 1)
@@ -934,7 +1105,8 @@ static bool source_open(source *s, const char *label, kd_error *err)
 {
     /* a small trace in memory (tests, the fuzz targets) fits in a buffer of
      * its own size; the whole of it is read at the first refill */
-    s->in_cap = s->mem && s->mem_len < IN_BLOCK - 16 ? s->mem_len + 16 : IN_BLOCK;
+    if (!s->in_cap) /* else the caller's (the header peek reads little) */
+        s->in_cap = s->mem && s->mem_len < IN_BLOCK - 16 ? s->mem_len + 16 : IN_BLOCK;
     s->inbuf = malloc(s->in_cap);
     if (!s->inbuf) {
         out_of_memory(err, label);
@@ -1495,6 +1667,7 @@ typedef struct {
     const char *name; /* the trace's path (NULL: the label) */
     uint64_t max_string;
     const kd_rules *rules; /* the classification (NULL: the reference's) */
+    size_t block; /* the read block (0: IN_BLOCK; the header peek's is small) */
 } input;
 
 static bool open_input(const input *in, source *s, const char *label, kd_error *err)
@@ -1519,6 +1692,7 @@ static bool open_input(const input *in, source *s, const char *label, kd_error *
         s->mem_len = in->mem_len - in->start;
         s->grow = in->grow;
     }
+    s->in_cap = in->block;
     return source_open(s, label, err);
 }
 
@@ -1527,12 +1701,13 @@ typedef struct {
     kd_trace *t;
     pass_result r;
     bool forgot; /* a second traceEvents key replaced the first */
+    bool saw_dist, saw_devs; /* the metadata keys were met (merge_tail) */
 } pass_outcome;
 
 static pass_outcome run_pass(const input *in, const char *label, bool filtered, pass_ctl *ctl,
                              kd_error *err)
 {
-    pass_outcome o = {trace_new(in->name ? in->name : label), PASS_FAILED, false};
+    pass_outcome o = {trace_new(in->name ? in->name : label), PASS_FAILED, false, false, false};
     if (!o.t) {
         kd_fail(err, KD_ENOMEM, "%s: out of memory", label);
         return o;
@@ -1556,6 +1731,8 @@ static pass_outcome run_pass(const input *in, const char *label, bool filtered, 
     free(L.scratch);
     kd_keeper_free(&L.keep);
     o.forgot = L.forgot;
+    o.saw_dist = L.saw_dist;
+    o.saw_devs = L.saw_devs;
     if (o.r == PASS_OK && !check_shape(&L, err))
         o.r = PASS_FAILED;
     if (o.r == PASS_OK)
@@ -1691,8 +1868,9 @@ static void *split_tail_main(void *arg)
         }                                                                          \
     } while (0)
 
-static bool merge_tail(kd_trace *t, const kd_trace *tail)
+static bool merge_tail(kd_trace *t, const pass_outcome *tail_out)
 {
+    const kd_trace *tail = tail_out->t;
     uint32_t n = kd_interner_count(tail->strings);
     kd_sid *map = malloc(((size_t)n + 1) * sizeof *map);
     uint32_t *cat_at = NULL, *pid_at = NULL;
@@ -1743,6 +1921,17 @@ static bool merge_tail(kd_trace *t, const kd_trace *tail)
             pid_at[p] = (uint32_t)t->seen_pids.n;
         }
     }
+    /* metadata: the tail's key, when it has one, came later in the document */
+    if (tail_out->saw_dist) {
+        t->has_rank = tail->has_rank;
+        t->rank = tail->rank;
+        t->has_world_size = tail->has_world_size;
+        t->world_size = tail->world_size;
+    }
+    if (tail_out->saw_devs) {
+        t->devices.n = 0;
+        APPEND_REMAPPED(kd_device_rec, t->devices, tail->devices, (r_->name = map[r_->name]));
+    }
     t->events_read += tail->events_read;
     t->complete_events += tail->complete_events;
     for (int r = 0; r < KD_SKIP_COUNT; r++)
@@ -1790,7 +1979,7 @@ static kd_trace *load_split(const input *in, const char *label, uint64_t at, con
     kd_trace *t = NULL;
     const kd_trace *tail = j->out.t;
     if (h.r == PASS_SPLIT) {
-        if (j->out.r == PASS_OK && !j->out.forgot && merge_tail(h.t, tail)) {
+        if (j->out.r == PASS_OK && !j->out.forgot && merge_tail(h.t, &j->out)) {
             t = h.t;
             h.t = NULL;
             t->shape = tail->shape;
@@ -2061,7 +2250,7 @@ static kd_trace *load_gzip_split(const input *in, const char *label, const kd_lo
     kd_trace *t = NULL;
     const kd_trace *tail = j->tail.out.t;
     if (!j->g.failed && h.r == PASS_SPLIT && j->tail.out.r == PASS_OK && !j->tail.out.forgot &&
-        merge_tail(h.t, tail)) {
+        merge_tail(h.t, &j->tail.out)) {
         t = h.t;
         h.t = NULL;
         t->shape = tail->shape;
@@ -2256,4 +2445,243 @@ bool kd_probe_trace_shape(const char *path)
     }
     yg_done(&yg, h);
     return p.result == 1;
+}
+
+/* ---- header peek (discover's rank) ---------------------------------------
+ * The same source (and decompressors) as a load, in small blocks, through a
+ * parser that only follows the top-level keys up to "traceEvents". A token
+ * left open by a block makes the next read at least as long as the bytes
+ * since the last callback (as chunk_fed does), so a long string before
+ * traceEvents costs linear time. */
+
+#define PEEK_BLOCK (16u << 10)
+
+typedef struct {
+    int depth;
+    top_kind top;
+    bool key_dist;  /* the last top-level key was distributedInfo */
+    bool in_dist;   /* inside its object (members at depth 2) */
+    int field;      /* MF_RANK / MF_WORLD: the member whose value comes next */
+    bool decided;   /* traceEvents reached, or the document ended */
+    uint64_t tokens;
+    kd_trace_header h;
+} peeker;
+
+static int pk_stop(peeker *p)
+{
+    p->decided = true;
+    return 0; /* cancel the parse */
+}
+
+static int pk_value(peeker *p, kd_jtype type, const char *text, size_t len)
+{
+    p->tokens++;
+    if (p->depth == 0)
+        return pk_stop(p); /* a top-level scalar: nothing declared */
+    if (p->depth == 1)
+        p->key_dist = false;
+    int field = p->field;
+    p->field = MF_NONE;
+    int64_t v;
+    if (p->in_dist && p->depth == 2 && field != MF_NONE && scalar_int(type, text, len, &v)) {
+        if (field == MF_RANK) {
+            p->h.rank = v;
+            p->h.has_rank = true;
+        } else {
+            p->h.world_size = v;
+            p->h.has_world_size = true;
+        }
+    }
+    return 1;
+}
+
+static int pk_null(void *ctx) { return pk_value(ctx, KD_J_NULL, NULL, 0); }
+static int pk_bool(void *ctx, int b) { (void)b; return pk_value(ctx, KD_J_BOOL, NULL, 0); }
+static int pk_number(void *ctx, const char *s, size_t l) { return pk_value(ctx, KD_J_INT, s, l); }
+static int pk_string(void *ctx, const unsigned char *s, size_t l)
+{
+    return pk_value(ctx, KD_J_STRING, (const char *)s, l);
+}
+
+static int pk_open(void *ctx, bool is_map)
+{
+    peeker *p = ctx;
+    p->tokens++;
+    if (p->depth == 0) {
+        p->top = is_map ? TOP_OBJECT : TOP_LIST;
+        if (!is_map)
+            return pk_stop(p); /* a bare list declares nothing */
+    } else if (p->depth == 1) {
+        p->in_dist = p->key_dist && is_map;
+        p->key_dist = false;
+    }
+    p->field = MF_NONE;
+    p->depth++;
+    return 1;
+}
+
+static int pk_map(void *ctx) { return pk_open(ctx, true); }
+static int pk_array(void *ctx) { return pk_open(ctx, false); }
+
+static int pk_end(void *ctx)
+{
+    peeker *p = ctx;
+    p->tokens++;
+    if (--p->depth == 1)
+        p->in_dist = false;
+    if (p->depth == 0)
+        return pk_stop(p);
+    return 1;
+}
+
+static int pk_key(void *ctx, const unsigned char *k, size_t len)
+{
+    peeker *p = ctx;
+    p->tokens++;
+    p->field = MF_NONE;
+    if (p->depth == 1) {
+        if (len == 11 && memcmp(k, "traceEvents", 11) == 0)
+            return pk_stop(p);
+        p->key_dist = meta_top_key(k, len) == MK_DIST;
+        if (p->key_dist) /* the last distributedInfo wins, as in Python */
+            p->h.has_rank = p->h.has_world_size = false;
+    } else if (p->depth == 2 && p->in_dist) {
+        if (len == 4 && memcmp(k, "rank", 4) == 0) {
+            p->field = MF_RANK;
+            p->h.has_rank = false;
+        } else if (len == 10 && memcmp(k, "world_size", 10) == 0) {
+            p->field = MF_WORLD;
+            p->h.has_world_size = false;
+        }
+    }
+    return 1;
+}
+
+static const yajl_callbacks peek_callbacks = {
+    pk_null, pk_bool, NULL, NULL, pk_number, pk_string,
+    pk_map, pk_key, pk_end, pk_array, pk_end,
+};
+
+/* Reads at least want bytes (less only at the end) into *buf (grown);
+ * -1 on error with err set. */
+static long peek_read(source *src, unsigned char **buf, size_t *cap, size_t want,
+                      const char *label, kd_error *err)
+{
+    if (want > *cap) {
+        unsigned char *nb = realloc(*buf, want);
+        if (!nb)
+            return out_of_memory(err, label);
+        *buf = nb;
+        *cap = want;
+    }
+    size_t n = 0;
+    while (n < want) {
+        long r = source_read(src, *buf + n, want - n, label, err);
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    return (long)n;
+}
+
+kd_status kd_peek_trace_header(const char *path, kd_trace_header *out, kd_error *err)
+{
+    kd_trace_header none = {false, false, 0, 0};
+    if (out)
+        *out = none;
+    if (!path || !out)
+        return kd_fail(err, KD_EUSAGE, "kd_peek_trace_header: no path or no output");
+    kd_error e;
+    kd_error_clear(&e);
+    input in = {.path = path, .block = PEEK_BLOCK};
+    source src;
+    peeker p = {0, TOP_NONE, false, false, MF_NONE, false, 0, {false, false, 0, 0}};
+    unsigned char *buf = NULL, *fbuf = NULL;
+    size_t cap = 0, fcap = 0;
+    kd_status st = KD_OK;
+    yguard yg;
+    yg_init(&yg);
+    yajl_handle h = NULL;
+    if (!open_input(&in, &src, path, &e)) {
+        /* cannot open or read: an error; a refused compression: no header */
+        if (!src.fp || e.status == KD_EIO || e.status == KD_ENOMEM)
+            st = e.status == KD_ENOMEM ? KD_ENOMEM : KD_EINPUT;
+        goto done;
+    }
+    h = yg_alloc(&yg, &peek_callbacks, &p);
+    if (!h) {
+        st = KD_ENOMEM;
+        kd_fail(&e, KD_ENOMEM, "%s: out of memory", path);
+        goto done;
+    }
+    nonfinite_filter nf = {0}; /* Python's json reads NaN too (divergence D5) */
+    bool first = true, ended = false;
+    uint64_t run = 0;
+    size_t want = PEEK_BLOCK;
+    while (!p.decided && !ended) {
+        long n = peek_read(&src, &buf, &cap, want, path, &e);
+        if (n < 0) {
+            /* a read error is one; corrupt or truncated data is a header
+             * that says nothing */
+            if (e.status == KD_EIO || e.status == KD_ENOMEM)
+                st = e.status == KD_ENOMEM ? KD_ENOMEM : KD_EINPUT;
+            break;
+        }
+        ended = (size_t)n < want;
+        const unsigned char *q = buf;
+        size_t len = (size_t)n;
+        if (first && len >= 3 && memcmp(q, "\xEF\xBB\xBF", 3) == 0) {
+            q += 3;
+            len -= 3;
+        }
+        first = false;
+        if (len * 2 + 16 > fcap) {
+            unsigned char *f = realloc(fbuf, len * 2 + 16);
+            if (!f) {
+                st = KD_ENOMEM;
+                kd_fail(&e, KD_ENOMEM, "%s: out of memory", path);
+                break;
+            }
+            fbuf = f;
+            fcap = len * 2 + 16;
+        }
+        len = filter_nonfinite(&nf, q, len, fbuf);
+        if (ended)
+            len += flush_nonfinite(&nf, fbuf + len);
+        uint64_t tokens = p.tokens;
+        yajl_status ys = yg_parse(&yg, h, fbuf, len);
+        if (yg.failed) {
+            st = KD_ENOMEM;
+            kd_fail(&e, KD_ENOMEM, "%s: out of memory", path);
+            break;
+        }
+        if (ys != yajl_status_ok)
+            break; /* decided (cancelled), or malformed */
+        if (ended && yg_complete(&yg, h) != yajl_status_ok && yg.failed) {
+            st = KD_ENOMEM;
+            kd_fail(&e, KD_ENOMEM, "%s: out of memory", path);
+            break;
+        }
+        run = p.tokens != tokens ? 0 : run + (uint64_t)n;
+        if (run > KD_LOAD_MAX_STRING)
+            break; /* a string longer than any load accepts */
+        want = run >= PEEK_BLOCK ? (size_t)run : PEEK_BLOCK;
+    }
+done:
+    yg_done(&yg, h);
+    source_close(&src);
+    free(buf);
+    free(fbuf);
+    if (st != KD_OK) {
+        if (err) {
+            *err = e;
+            err->status = st;
+        }
+        return st;
+    }
+    if (p.decided) /* else malformed or cut short: it declares nothing */
+        *out = p.h;
+    return KD_OK;
 }

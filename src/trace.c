@@ -49,6 +49,7 @@ void kd_trace_free(kd_trace *t)
     KD_VEC_FREE(t->seen_cats);
     KD_VEC_FREE(t->seen_cat_counts);
     KD_VEC_FREE(t->seen_pids);
+    KD_VEC_FREE(t->devices);
     free(t);
 }
 
@@ -112,6 +113,11 @@ static bool step_eq(const kd_step_rec *x, const kd_step_rec *y)
     return x->step == y->step && x->is_gpu == y->is_gpu;
 }
 
+static bool device_eq(const kd_device_rec *x, const kd_device_rec *y)
+{
+    return x->id == y->id && x->name == y->name;
+}
+
 static bool sid_eq(const kd_sid *x, const kd_sid *y) { return *x == *y; }
 static bool count_eq(const uint64_t *x, const uint64_t *y) { return *x == *y; }
 
@@ -137,6 +143,11 @@ bool kd_trace_same(const kd_trace *a, const kd_trace *b, char *why, size_t why_l
             return differ(why, why_len, "skipped %s differs", kd_skip_reason_name((kd_skip_reason)r));
     if (a->bytes_in != b->bytes_in || a->bytes_json != b->bytes_json)
         return differ(why, why_len, "byte counts differ");
+    if (a->has_rank != b->has_rank || (a->has_rank && a->rank != b->rank))
+        return differ(why, why_len, "distributedInfo.rank differs");
+    if (a->has_world_size != b->has_world_size ||
+        (a->has_world_size && a->world_size != b->world_size))
+        return differ(why, why_len, "distributedInfo.world_size differs");
     uint32_t n = kd_interner_count(a->strings);
     if (n != kd_interner_count(b->strings))
         return differ(why, why_len, "strings: %u and %u", n, kd_interner_count(b->strings));
@@ -157,5 +168,6 @@ bool kd_trace_same(const kd_trace *a, const kd_trace *b, char *why, size_t why_l
     SAME_VEC(seen_cats, sid_eq);
     SAME_VEC(seen_cat_counts, count_eq);
     SAME_VEC(seen_pids, sid_eq);
+    SAME_VEC(devices, device_eq);
     return true;
 }

@@ -4,6 +4,7 @@
 #include "kerndiff/triage.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,20 +122,16 @@ static kd_status analyse_stage(kd_triage *t, kd_triage_stage *ts, const kd_triag
                               ts->top_low_roi, ts->n_top_low_roi, &lookup,
                               ts->overlap.total_busy_us, limit, &ts->rows, err);
     kd_source_lookup_free(&lookup);
+    /* after the rows, which stay the reference's: kernels without a
+     * duration count as launches (divergence D7) */
+    if (!st && opt->zero_duration_launches)
+        st = kd_aggregate_add_launches(&ts->aggregates, b->zero, b->n_zero, err);
     return st;
 }
 
 bool kd_triage_row_rendered(const kd_triage_options *opt, const kd_action_row *r)
 {
     return r->share_pct >= opt->min_share;
-}
-
-static kd_stage *path_stages(const kd_side *s)
-{
-    kd_stage *v = malloc((s->n ? s->n : 1) * sizeof *v);
-    for (size_t i = 0; v && i < s->n; i++)
-        v[i] = s->files.files[i].stage;
-    return v;
 }
 
 typedef struct {
@@ -168,13 +165,13 @@ static kd_status build_kernel_sites(const kd_triage_options *opt, kd_triage *t, 
                        ? opt->framework
                        : kd_framework_detect(t->mapping->traces, t->mapping->n,
                                              opt->mapping_path ? opt->mapping_path : opt->formal_path);
-    kd_stage *ms = path_stages(t->mapping), *fs = path_stages(&t->formal);
-    kd_status st = ms && fs ? KD_OK : kd_fail(err, KD_ENOMEM, "out of memory");
-    if (!st && t->mapping == &t->formal) {
+    /* the stages the bundles were built with (side.h: the path's, unless
+     * the stages are decided from the content) */
+    const kd_stage *ms = t->mapping->stages, *fs = t->formal.stages;
+    kd_status st = KD_OK;
+    if (t->mapping == &t->formal) {
         st = kd_kernel_sites_build_both(t->formal.traces, fs, t->formal.n, t->framework,
                                         &t->mapping_kernel_map, &t->formal_payloads, err);
-        free(ms);
-        free(fs);
         t->kernel_sites = st == KD_OK;
         return st;
     }
@@ -194,8 +191,6 @@ static kd_status build_kernel_sites(const kd_triage_options *opt, kd_triage *t, 
         if (err)
             *err = job.err;
     }
-    free(ms);
-    free(fs);
     t->kernel_sites = st == KD_OK;
     return st;
 }
@@ -203,12 +198,13 @@ static kd_status build_kernel_sites(const kd_triage_options *opt, kd_triage *t, 
 kd_status kd_triage_run(const kd_triage_options *opt, kd_triage *out, kd_error *err)
 {
     memset(out, 0, sizeof *out);
-    kd_status st = kd_side_load(opt->formal_path, opt->pid_substring, &opt->load, &out->formal, err);
+    kd_side_options so = {opt->pid_substring, &opt->load, opt->stage_basis, opt->whole_trace};
+    kd_status st = kd_side_open(opt->formal_path, &so, &out->formal, err);
     if (st)
         return st;
     out->mapping = &out->formal;
     if (opt->mapping_path && strcmp(opt->mapping_path, opt->formal_path) != 0) {
-        st = kd_side_load(opt->mapping_path, opt->pid_substring, &opt->load, &out->mapping_own, err);
+        st = kd_side_open(opt->mapping_path, &so, &out->mapping_own, err);
         if (st) {
             kd_triage_free(out);
             return st;
@@ -258,6 +254,21 @@ kd_status kd_triage_analyze(const kd_triage_options *opt, kd_triage *out, kd_err
         }
     }
     return KD_OK;
+}
+
+bool kd_triage_outside_warning(const kd_triage *t, char *buf, size_t n)
+{
+    const kd_kernel_accounting *a = &t->formal.bundles.acc;
+    if (!a->outside && !a->unclaimed)
+        return false;
+    snprintf(buf, n,
+             "%llu of %llu kernels (%.1f us) are in no table: %llu outside every stage annotation, "
+             "%llu in a stage an earlier file holds (kerndiff diff compares them in its "
+             "whole-trace stage all)",
+             (unsigned long long)(a->outside + a->unclaimed), (unsigned long long)a->read,
+             a->outside_us + a->unclaimed_us, (unsigned long long)a->outside,
+             (unsigned long long)a->unclaimed);
+    return true;
 }
 
 void kd_triage_free(kd_triage *t)

@@ -185,6 +185,13 @@ bool kd_triage_write_text(const kd_triage *t, const kd_triage_options *opt, FILE
     if (t->mapping != &t->formal)
         fprintf(out, " (mapping: %s)", t->mapping->files.n ? t->mapping->files.files[0].path : "");
     fputc('\n', out);
+    const kd_kernel_accounting *a = &t->formal.bundles.acc;
+    fprintf(out, "stages from %s; kernels: ", t->formal.stages_how ? t->formal.stages_how : "none");
+    kd_accounting_write_text(a, out);
+    fputc('\n', out);
+    char warn[512];
+    if (kd_triage_outside_warning(t, warn, sizeof warn))
+        fprintf(out, "WARNING: %s\n", warn);
     for (size_t s = 0; s < t->n_stages; s++) {
         const kd_triage_stage *ts = &t->stages[s];
         fprintf(out, "\n== %s", kd_stage_display_name(ts->stage));
@@ -488,6 +495,10 @@ bool kd_triage_write_json(const kd_triage *t, const kd_triage_options *opt, FILE
     kd_json_key(&j, "schema"); kd_json_str(&j, "kerndiff.triage/1");
     write_paths(&j, "mapping_traces", t->mapping);
     write_paths(&j, "formal_traces", &t->formal);
+    kd_json_key(&j, "stages_from");
+    kd_json_str(&j, t->formal.stages_how ? t->formal.stages_how : "none");
+    kd_json_key(&j, "accounting");
+    kd_accounting_write_json(&j, &t->formal.bundles.acc);
     if (opt->dump_internals) {
         kd_json_key(&j, "mapping_kernel_map");
         if (t->kernel_sites)

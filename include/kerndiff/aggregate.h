@@ -32,6 +32,12 @@ kd_status kd_aggregate_events(const kd_kernel_event *events, size_t n, kd_aggreg
                               kd_error *err);
 void kd_aggregate_list_free(kd_aggregate_list *l);
 
+/* Counts kernels without a duration as launches of their (canonical,
+ * category) aggregate, appending an aggregate with no time for a kernel
+ * that only ever ran for zero time (divergence D7). */
+kd_status kd_aggregate_add_launches(kd_aggregate_list *l, const kd_kernel_event *zero, size_t n,
+                                    kd_error *err);
+
 /* The candidate lists as indexes into the aggregate list (at most 5 each);
  * return the count written to out[5]. */
 size_t kd_top_overlap_opportunities(const kd_aggregate_list *l, size_t out[5]);

@@ -23,6 +23,7 @@ typedef struct {
      * framework); its paths are not used */
     kd_triage_options sides;
     bool normalize_steps; /* --normalize steps */
+    bool allow_identical; /* --allow-identical: a gate may judge a trace against itself */
     bool sequential; /* load the sides one after the other (tests) */
 } kd_diff_options;
 
@@ -65,8 +66,9 @@ typedef struct {
 
 typedef struct {
     double busy_us, overlap_us, max_concurrent_streams;
-    uint64_t launches;
+    uint64_t launches; /* kernels without a duration included (divergence D7) */
     kd_time_split by_category[KD_CAT_COUNT];
+    uint64_t launches_by_category[KD_CAT_COUNT];
     uint64_t comm_kernels; /* communication launches */
 } kd_stage_summary;
 
@@ -78,13 +80,27 @@ typedef struct {
     size_t n_rows;
 } kd_diff_stage;
 
+/* One trace file a side read: where it sits in a distributed job and on
+ * which device, and where its stages came from. */
+typedef struct {
+    const char *path;
+    const char *stages_from; /* "path", "annotations" or "none" */
+    long rank, world_size;   /* -1: unknown */
+    const char *rank_from;   /* "distributedInfo", "file name" or "" */
+    const char *device;      /* deviceProperties name of the analysed device, "" unknown */
+} kd_diff_file;
+
 /* What one side of the diff read. */
 typedef struct {
     const char *path;    /* as given */
     const char *mapping; /* a separate mapping trace, NULL: the trace itself */
-    const char **files;  /* the trace files read (a directory resolved) */
+    kd_diff_file *files; /* the trace files read (a directory resolved) */
     size_t n_files;
     double steps;        /* ProfilerStep count (0 = none) */
+    const char *stages_how; /* how the side's stages were decided: "path",
+                               "annotations", "none" or "mixed" */
+    const char *stages;     /* the stages the side has, e.g. "extend/prefill, decode, all" */
+    kd_kernel_accounting acc; /* where every kernel of the analysed pid went */
 } kd_diff_input;
 
 /* A gate threshold: REL percent and/or ABS microseconds (product.md §4). */
@@ -97,7 +113,10 @@ typedef struct {
 /* "5%", "5%,200us", "200us"; false with a message on bad syntax. */
 bool kd_gate_parse(const char *s, kd_gate *out, char *msg, size_t msgsz);
 
-typedef enum { KD_VERDICT_PASS = 0, KD_VERDICT_WARN, KD_VERDICT_FAIL } kd_verdict;
+/* KD_VERDICT_UNJUDGED: a gate was set but there is nothing it can judge
+ * (no stage in common, no communication kernel on either side, the same
+ * trace on both sides): the CLI exits 2 and writes no report. */
+typedef enum { KD_VERDICT_PASS = 0, KD_VERDICT_WARN, KD_VERDICT_FAIL, KD_VERDICT_UNJUDGED } kd_verdict;
 
 typedef struct {
     kd_verdict verdict;
@@ -117,6 +136,10 @@ typedef struct {
     bool normalized;               /* --normalize steps: times are per step */
     kd_diff_stage stages[KD_STAGE_COUNT];
     size_t n_stages;
+    /* the two sides are one file or the same bytes ("the same file", "the
+     * same bytes"; NULL: they differ), and whether that is allowed */
+    const char *identical;
+    bool allow_identical;
     char **warnings; /* stage pairing, step counts, missing communication */
     size_t n_warnings;
 } kd_diff;

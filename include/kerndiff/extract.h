@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "kerndiff/accounting.h"
 #include "kerndiff/counter.h"
 #include "kerndiff/error.h"
 #include "kerndiff/text.h"
@@ -30,6 +31,13 @@ typedef struct {
     kd_kernel_event *v;
     size_t n;
     kd_sid pid; /* chosen pid; 0 when the trace has no kernel */
+    /* what the reference does not see of the pid (divergence D7): kernels
+     * without a duration (stage resolved, no sweep fields), and malformed
+     * kernel events by reason; kernels of the other pids */
+    kd_kernel_event *zero;
+    size_t n_zero;
+    uint64_t skipped[KD_SKIP_COUNT];
+    uint64_t other_pids;
 } kd_kernel_list;
 
 /* select_heaviest_pid over the trace's kernel records that have all bits of
@@ -50,23 +58,41 @@ typedef struct {
     kd_kernel_event *events; /* owned */
     size_t n;
     kd_sid pid;
+    kd_kernel_event *zero;   /* owned: the stage's kernels without a duration */
+    size_t n_zero;
 } kd_bundle;
 
 /* A side's bundles by stage (the first trace to claim a stage wins). */
 typedef struct {
     kd_bundle by_stage[KD_STAGE_COUNT];
     bool has[KD_STAGE_COUNT];
+    /* by_stage[KD_STAGE_ALL] is the whole-trace stage, shown beside the
+     * others (kd_bundle_options.whole_trace) */
+    bool whole;
+    kd_kernel_accounting acc;
+    bool *annotated; /* per trace: some kernel of its pid is in an annotation's stage */
+    size_t n_traces;
 } kd_bundle_map;
 
+typedef struct {
+    const char *pid_substring; /* may be NULL */
+    /* also a stage `all` holding every kernel of the pid when the side is
+     * one trace and its kernels sit in other stages (the diff: divergence D7) */
+    bool whole_trace;
+} kd_bundle_options;
+
 /* build_overlap_stage_bundle_map over traces already in reference order
- * (stage order of parse_stage(path), then basename). path_stages[i] is
- * parse_stage of trace i's path. */
+ * (stage order of parse_stage(path), then basename). path_stages[i] is the
+ * stage trace i's path gives (parse_stage), KD_STAGE_ALL for none. */
 kd_status kd_build_bundle_map(kd_trace *const *traces, const kd_stage *path_stages, size_t n,
                               const char *pid_substring, kd_bundle_map *out, kd_error *err);
+kd_status kd_build_bundle_map_opts(kd_trace *const *traces, const kd_stage *path_stages, size_t n,
+                                   const kd_bundle_options *opt, kd_bundle_map *out, kd_error *err);
 void kd_bundle_map_free(kd_bundle_map *m);
 
-/* render_stages: stages present, `all` dropped if others exist, in stage order.
- * Returns the count written to out (at most 3). */
+/* render_stages: stages present, `all` dropped if others exist (unless it
+ * is the whole-trace stage), in stage order. Returns the count written to
+ * out (at most 3). */
 size_t kd_render_stages(const kd_bundle_map *m, kd_stage out[KD_STAGE_COUNT]);
 /* pick_stage_value (reference §3.5): exact, else all, else the only one, else NULL. */
 kd_bundle *kd_pick_stage_bundle(kd_bundle_map *m, kd_stage stage);

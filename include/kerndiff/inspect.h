@@ -43,6 +43,8 @@ typedef struct {
     uint64_t events_read, complete_events, kernel_records, cpu_ops, frames, launches,
         annotations, thread_names, steps_cpu, steps_gpu, skipped[KD_SKIP_COUNT];
     uint64_t steps; /* distinct ProfilerStep numbers (CPU, else GPU annotations) */
+    uint64_t legacy_cpu_ops; /* X events of category Operator (2021 exports' cpu_op) */
+    kd_kernel_accounting acc; /* where every kernel of the chosen pid went */
 } kd_inspect;
 
 kd_status kd_inspect_build(const kd_side *side, const char *pid_substring, kd_inspect *out,

@@ -14,7 +14,9 @@
  * KD_ENOMEM "out of memory" and everything it allocated released. Accepted shapes: an object with a
  * "traceEvents" list (other keys skipped; a repeated key replaces the earlier
  * one, as Python's json does) and a bare top-level list (divergence D2).
- * Bare NaN/Infinity literals are tolerated (divergence D5). */
+ * Bare NaN/Infinity literals are tolerated (divergence D5). The top-level
+ * keys distributedInfo and deviceProperties, before or after traceEvents,
+ * fill the trace's metadata (trace.h: rank, world_size, devices). */
 #ifndef KERNDIFF_LOAD_H
 #define KERNDIFF_LOAD_H
 
@@ -76,5 +78,17 @@ kd_trace *kd_load_trace_mem_opts(const void *data, size_t len, const char *label
  * file parses as an object with a list traceEvents, or a non-empty list whose
  * first 8 items are objects. Reads no more than needed. */
 bool kd_probe_trace_shape(const char *path);
+
+/* The rank and world size a trace file declares (distributedInfo), read from
+ * the document's start: parsing stops at the "traceEvents" key (or the first
+ * event of a bare list) so a multi-GB trace costs a few KB. Looks no further
+ * when traceEvents comes first (has_rank stays false). Plain, gzip, zstd, xz.
+ * Only integers count (a string, float or bool rank is not recorded); of a
+ * repeated key the last one before traceEvents wins. path is a file ("-" is
+ * not standard input here). A file that cannot be opened or read gives
+ * KD_EINPUT "PATH: ..."; a malformed, truncated or refused (bzip2, ...)
+ * document is not an error: it declares nothing (has_rank false). */
+typedef struct { bool has_rank, has_world_size; int64_t rank, world_size; } kd_trace_header;
+kd_status kd_peek_trace_header(const char *path, kd_trace_header *out, kd_error *err);
 
 #endif

@@ -22,8 +22,17 @@
 /* kd_kernel_rec.flags */
 #define KD_KF_OH_KERNEL 0x01u /* passes OH is_kernel_event (reference §4) */
 #define KD_KF_KH_KERNEL 0x02u /* passes KH is_gpu_kernel_event (kernel-sites.md §3) */
+/* Records the reference never sees (neither bit above is set), kept so that
+ * every kernel of a pid is accounted for (divergence D7): */
+#define KD_KF_ZERO_DUR 0x04u /* would pass is_kernel_event but dur is 0 or absent:
+                                the diff counts it as a launch with no time */
+#define KD_KF_SKIPPED 0x08u  /* a kernel-like event skipped as malformed; the
+                                reason is KD_KF_SKIP_REASON(flags) */
+#define KD_KF_SKIP_SHIFT 8
+#define KD_KF_SKIP_REASON(flags) ((kd_skip_reason)(((flags) >> KD_KF_SKIP_SHIFT) & 0xffu))
 
-/* A kernel-like complete event: passes is_kernel_event or is_gpu_kernel_event. */
+/* A kernel-like complete event: passes is_kernel_event or is_gpu_kernel_event
+ * (or one of the accounting-only records: KD_KF_ZERO_DUR, KD_KF_SKIPPED). */
 typedef struct {
     kd_sid name;   /* str(e["name"]) */
     kd_sid cat;    /* str(e["cat"]), "" when absent */
@@ -107,6 +116,12 @@ const char *kd_skip_reason_name(kd_skip_reason r);
 
 #define KD_VEC(T) struct { T *v; size_t n, cap; }
 
+/* Top-level metadata of a Kineto export (absent: has_* false / n 0). */
+typedef struct {
+    int64_t id;     /* deviceProperties[i].id (-1 when absent or not an integer) */
+    kd_sid name;    /* deviceProperties[i].name, interned; 0 when absent */
+} kd_device_rec;
+
 typedef enum {
     KD_SHAPE_OBJECT = 0, /* {"traceEvents": [...]} */
     KD_SHAPE_LIST        /* bare top-level list (divergence D2) */
@@ -117,6 +132,13 @@ typedef struct kd_trace {
     kd_interner *strings;
     kd_trace_shape shape;
     bool has_trace_events; /* object shape: a traceEvents list was found */
+
+    /* Kineto's top-level metadata, wherever it is in the object (before or
+     * after traceEvents; a repeated key: the last one wins, as Python's
+     * json). Not events: a later traceEvents key leaves it alone. */
+    bool has_rank, has_world_size;
+    int64_t rank, world_size;          /* distributedInfo.rank / .world_size (integers only) */
+    KD_VEC(kd_device_rec) devices;     /* deviceProperties, in order */
 
     KD_VEC(kd_kernel_rec) kernels;
     KD_VEC(kd_cpu_op_rec) cpu_ops;

@@ -26,6 +26,10 @@ typedef struct {
     bool no_kernel_map;        /* --no-kernel-map: no kernel-site payloads */
     bool framework_set;        /* --framework given (else auto-detected) */
     kd_framework framework;    /* mapping kernel map sampling (reference §3.1) */
+    kd_stage_basis stage_basis; /* side.h; triage: the reference's */
+    bool whole_trace;          /* also the whole-trace stage all (the diff) */
+    bool zero_duration_launches; /* kernels without a duration count as
+                                    launches in the aggregates (the diff) */
     kd_load_options load;      /* threads per trace load (zero: one); with
                                   two and a separate mapping trace, the two
                                   kernel-site payloads are built at once */
@@ -70,6 +74,11 @@ void kd_triage_free(kd_triage *t);
 
 /* Whether an action row clears the render bar (reference §3.5 step 8). */
 bool kd_triage_row_rendered(const kd_triage_options *opt, const kd_action_row *r);
+
+/* The warning when kernels of the formal side fall in no table: outside
+ * every stage annotation, or in a stage an earlier file holds (divergence
+ * D7: the tables stay the reference's, the loss is said). false when none. */
+bool kd_triage_outside_warning(const kd_triage *t, char *buf, size_t n);
 
 /* The message for a side without GPU kernels (names pids and categories
  * seen; when pid_substring is given and no pid contains it, says so), into

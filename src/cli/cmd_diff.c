@@ -38,6 +38,10 @@ static void diff_help(void)
            "                         exit 1 when, in any stage, exposed communication grows\n"
            "                         by more than REL percent and ABS: 5%%, 5%%,200us, 1ms\n"
            "  --warn-on-exposed-comm REL[,ABS]   the same, warning only\n"
+           "  --allow-identical      let a gate judge a trace against itself (the same\n"
+           "                         file or the same bytes on both sides): by default\n"
+           "                         that exits 2, as does a gate with no stage in common\n"
+           "                         or no communication kernel on either side\n"
            "\n"
            "Reports (exactly one may go to standard output):\n"
            "  --format FMT           standard output: text (default), markdown, csv or json\n"
@@ -70,7 +74,11 @@ static void diff_help(void)
            "report already starts with it.\n"
            "Reports are written together once everything succeeded, or none is; an output\n"
            "that names an input, a directory or another output is refused before any work.\n"
-           "Exit status: 0 pass or warn, 1 the gate failed, 2 usage or input error.\n");
+           "Stages: each side's come from its stage annotations (a renamed copy gives the\n"
+           "same report), or from the paths when every file of both sides is named for its\n"
+           "stage; the whole-trace stage all, with every kernel of the pid, is always there.\n"
+           "Exit status: 0 pass or warn, 1 the gate failed, 2 usage or input error, or a\n"
+           "gate with nothing to judge.\n");
 }
 
 typedef bool (*report_fn)(const kd_report *, FILE *);
@@ -103,6 +111,7 @@ static const struct option diff_options[] = {
     {"normalize", required_argument, NULL, 'n'},
     {"fail-on-exposed-comm", required_argument, NULL, 'F'},
     {"warn-on-exposed-comm", required_argument, NULL, 'W'},
+    {"allow-identical", no_argument, NULL, 'I'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -145,6 +154,7 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
             if (parse_gate(c, optarg, o))
                 return KD_EXIT_ERROR;
             break;
+        case 'I': o->d.allow_identical = true; break;
         case 'h': diff_help(); return -1;
         default: return kd_cli_bad_option("diff", diff_options, c, argv[optind - 1]);
         }
@@ -203,6 +213,14 @@ int kd_cmd_diff(int argc, char **argv)
     }
     kd_gate_result gate;
     kd_diff_gate(&d, &o.fail, &o.warn, &gate);
+    if (gate.verdict == KD_VERDICT_UNJUDGED) {
+        /* a gate that measured nothing: no report may claim a verdict */
+        kd_outputs_abort(&outs);
+        fprintf(stderr, "%s\n", gate.line);
+        kd_gate_result_free(&gate);
+        kd_diff_free(&d);
+        return KD_EXIT_ERROR;
+    }
     kd_report rep = {&d, &o.fail, &o.warn, &gate};
     rc = kd_outputs_write(&outs, render_report, &rep) ? KD_EXIT_OK : KD_EXIT_ERROR;
     if (rc == KD_EXIT_OK && !stderr_repeats_stdout(&o)) {

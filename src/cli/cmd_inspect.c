@@ -72,7 +72,10 @@ int kd_cmd_inspect(int argc, char **argv)
     kd_error_clear(&err);
     kd_side side;
     kd_load_options load = kd_cli_load_options(com.threads, 1, com.max_string);
-    if (kd_side_load(path, pid, &load, &side, &err) != KD_OK)
+    /* the reference's stages, and the whole trace for the streams and
+     * categories of every kernel of the pid */
+    kd_side_options so = {pid, &load, KD_STAGES_REFERENCE, true};
+    if (kd_side_open(path, &so, &side, &err) != KD_OK)
         return kd_cli_error("%s", err.msg);
     kd_inspect r;
     if (kd_inspect_build(&side, pid, &r, &err) != KD_OK) {

@@ -141,6 +141,9 @@ int kd_cmd_triage(int argc, char **argv)
     }
     output_ctx ctx = {&t, &o};
     rc = kd_outputs_write(&outs, render_table, &ctx) ? KD_EXIT_OK : KD_EXIT_ERROR;
+    char warn[512];
+    if (rc == KD_EXIT_OK && kd_triage_outside_warning(&t, warn, sizeof warn))
+        fprintf(stderr, "kerndiff: warning: %s: %s\n", o.t.formal_path, warn);
     kd_triage_free(&t);
     return rc;
 }

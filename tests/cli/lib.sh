@@ -172,7 +172,8 @@ def summary(d):
         return "unexpected document (%s): %s" % (e, json.dumps(d)[:300])
 '
 
-# json_ok FILE EXPR: true when the Python EXPR holds for the document.
+# json_ok FILE EXPR [ARG]: true when the Python EXPR holds for the document
+# (ARG is sys.argv[3]).
 json_ok()
 {
     python3 -c "$KD_PY_PRELUDE
@@ -183,7 +184,7 @@ except SystemExit:
     raise
 except Exception:
     sys.exit(1)
-" "$1" "$2" 2>/dev/null
+" "$1" "$2" "${3:-}" 2>/dev/null
 }
 
 # json_eval FILE EXPR: prints the Python EXPR's value (or the error).

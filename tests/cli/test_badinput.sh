@@ -193,6 +193,18 @@ def numbers(kind, f, p):
     d = norm(load(f), p)
     if kind == "inspect":
         d = {k: d.get(k) for k in ("chosen_pid", "pids", "streams", "stages", "categories", "steps")}
+    if kind == "triage":
+        for k in ("read", "skipped"):
+            d.get("accounting", {}).pop(k, None)
+    if kind == "diff":
+        # whether the sides are the same bytes is about the files, not the numbers
+        d.get("inputs", {}).pop("identical", None)
+        d["warnings"] = [w for w in d.get("warnings", []) if "are the same bytes" not in w and
+                         "malformed kernel events skipped" not in w]
+        # the skipped kernels are counted (read includes them): not kernel numbers
+        for side in d.get("inputs", {}).get("sides", {}).values():
+            for k in ("read", "skipped"):
+                side.get("accounting", {}).pop(k, None)
     return d
 def first_diff(x, y, at):
     if type(x) != type(y):

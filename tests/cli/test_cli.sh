@@ -111,7 +111,10 @@ run "$KD_BIN" diff "$T/good.json" "$T/good.json" --markdown "$T/d.md" --json /no
 expect_true "kerndiff diff with an unwritable output: exit 2, no file created" \
     "[ \"\$rc\" -eq 2 ] && [ ! -e \"\$T/d.md\" ]"
 run "$KD_BIN" diff "$T/good.json" "$T/good.json" --fail-on-exposed-comm 5%,200us --json "$T/d.json" --csv "$T/d.csv" --markdown "$T/d.md"
-expect_true "kerndiff diff of identical traces: exit 0, PASS verdict on stderr, three files" \
+expect_true "kerndiff diff of a trace against itself with a gate: exit 2, one line naming the reason, no file" \
+    "[ \"\$rc\" -eq 2 ] && [ \$(wc -l <\"\$T/err\") -eq 1 ] && grep -q 'ERROR: baseline and candidate are the same file' \"\$T/err\" && grep -q -- '--allow-identical' \"\$T/err\" && [ ! -e \"\$T/d.json\" ] && [ ! -e \"\$T/d.csv\" ] && [ ! -e \"\$T/d.md\" ]"
+run "$KD_BIN" diff "$T/good.json" "$T/good.json" --allow-identical --fail-on-exposed-comm 5%,200us --json "$T/d.json" --csv "$T/d.csv" --markdown "$T/d.md"
+expect_true "kerndiff diff of identical traces with --allow-identical: exit 0, PASS verdict on stderr, three files" \
     "[ \"\$rc\" -eq 0 ] && grep -q 'PASS' \"\$T/err\" && [ -s \"\$T/d.json\" ] && [ -s \"\$T/d.csv\" ] && [ -s \"\$T/d.md\" ]"
 
 # the triage report formats

@@ -69,7 +69,7 @@ section "gate thresholds: us, ms and s; one threshold per gate"
 for spec in "5%,200us:200" "5%,0.2ms:200" "1ms:1000" "0.001s:1000" "2.5s:2500000"; do
     arg=${spec%%:*}
     want=${spec#*:}
-    run "$KD_BIN" diff "$B" "$B" --fail-on-exposed-comm "$arg" --json - -q
+    run "$KD_BIN" diff "$B" "$B" --allow-identical --fail-on-exposed-comm "$arg" --json - -q
     expect_true "--fail-on-exposed-comm $arg is $want us" \
         "[ \"\$rc\" -eq 0 ] && json_ok \"\$T/out\" 'abs(d[\"gate\"][\"fail_on\"][\"abs_us\"] - $want) < 1e-6'"
 done

@@ -285,6 +285,107 @@ START_TEST(test_top_low_roi_hbc_boost)
 }
 END_TEST
 
+/* ---- add_launches: kernels without a duration (divergence D7) ---------- */
+
+static void add_launches(kd_aggregate_list *l, const kd_kernel_event *zero, size_t n)
+{
+    kd_error err;
+    kd_error_clear(&err);
+    ck_assert_int_eq(kd_aggregate_add_launches(l, zero, n, &err), KD_OK);
+}
+
+START_TEST(test_add_launches)
+{
+    kd_kernel_event ev[3] = {mk(0, 1, KD_CAT_COMPUTE, 10.0, 2.0, 8.0, 1.0),
+                             mk(1, 2, KD_CAT_MEMORY, 5.0, 5.0, 0.0, 5.0),
+                             mk(2, 1, KD_CAT_COMPUTE, 4.0, 0.0, 4.0, 0.0)};
+    kd_aggregate_list l;
+    aggregate(ev, 3, &l);
+    ck_assert_uint_eq(l.n, 2);
+    /* zero-duration: one more of (1, compute); (3, other) twice, new; (1,
+     * memory) is another key than (1, compute): new */
+    kd_kernel_event zero[4] = {mk(7, 1, KD_CAT_COMPUTE, 0.0, 0.0, 0.0, 0.0),
+                               mk(8, 3, KD_CAT_OTHER, 0.0, 0.0, 0.0, 0.0),
+                               mk(9, 1, KD_CAT_MEMORY, 0.0, 0.0, 0.0, 0.0),
+                               mk(10, 3, KD_CAT_OTHER, 0.0, 0.0, 0.0, 0.0)};
+    add_launches(&l, zero, 4);
+    ck_assert_uint_eq(l.n, 4);
+    /* the existing aggregate: count + 1, totals and representative unchanged */
+    ck_assert_uint_eq(l.v[0].name, 1);
+    ck_assert_int_eq(l.v[0].category, KD_CAT_COMPUTE);
+    ck_assert_uint_eq(l.v[0].count, 3);
+    ASSERT_DBL(l.v[0].total_us, 14.0);
+    ASSERT_DBL(l.v[0].hidden_us, 2.0);
+    ASSERT_DBL(l.v[0].exclusive_us, 12.0);
+    ASSERT_DBL(l.v[0].hidden_by_compute_us, 1.0);
+    ck_assert_int_eq(l.v[0].representative_idx, 0);
+    ASSERT_DBL(l.v[0].representative_score, 10.0);
+    /* the untouched one */
+    ck_assert_uint_eq(l.v[1].name, 2);
+    ck_assert_uint_eq(l.v[1].count, 1);
+    ASSERT_DBL(l.v[1].total_us, 5.0);
+    ck_assert_int_eq(l.v[1].representative_idx, 1);
+    /* zero-only kernels: appended in first-seen order, count n, no time, no representative */
+    ck_assert_uint_eq(l.v[2].name, 3);
+    ck_assert_int_eq(l.v[2].category, KD_CAT_OTHER);
+    ck_assert_uint_eq(l.v[2].count, 2);
+    ck_assert_uint_eq(l.v[3].name, 1);
+    ck_assert_int_eq(l.v[3].category, KD_CAT_MEMORY);
+    ck_assert_uint_eq(l.v[3].count, 1);
+    for (size_t i = 2; i < 4; i++) {
+        ASSERT_DBL(l.v[i].total_us, 0.0);
+        ASSERT_DBL(l.v[i].hidden_us, 0.0);
+        ASSERT_DBL(l.v[i].exclusive_us, 0.0);
+        ASSERT_DBL(l.v[i].hidden_by_compute_us, 0.0);
+        ck_assert_int_eq(l.v[i].representative_idx, -1);
+        ASSERT_DBL(kd_aggregate_hidden_ratio(&l.v[i]), 0.0);
+        ASSERT_DBL(kd_aggregate_exclusive_ratio(&l.v[i]), 0.0);
+        ck_assert_uint_eq(l.v[i].overlap_with.n, 0);
+    }
+    /* nothing to add: unchanged */
+    add_launches(&l, NULL, 0);
+    ck_assert_uint_eq(l.n, 4);
+    ck_assert_uint_eq(l.v[0].count, 3);
+    /* a second call finds the aggregates the first appended */
+    add_launches(&l, zero + 1, 1);
+    ck_assert_uint_eq(l.n, 4);
+    ck_assert_uint_eq(l.v[2].count, 3);
+    /* the candidate lists ignore what has no time */
+    size_t out[5];
+    size_t n = kd_top_overlap_opportunities(&l, out);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_uint_lt(out[i], 2);
+    n = kd_top_hidden_low_roi(&l, out);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_uint_lt(out[i], 2);
+    kd_aggregate_list_free(&l);
+    free_events(ev, 3);
+    free_events(zero, 4);
+}
+END_TEST
+
+START_TEST(test_add_launches_empty_list_and_growth)
+{
+    /* a stage whose every kernel ran for zero time */
+    kd_aggregate_list l;
+    aggregate(NULL, 0, &l);
+    enum { N = 40 };
+    kd_kernel_event zero[2 * N];
+    for (size_t i = 0; i < 2 * N; i++)
+        zero[i] = mk((uint32_t)i, (kd_sid)(100 + i % N), KD_CAT_ELEMENTWISE, 0.0, 0.0, 0.0, 0.0);
+    add_launches(&l, zero, 2 * N);
+    ck_assert_uint_eq(l.n, N);
+    for (size_t i = 0; i < N; i++) {
+        ck_assert_uint_eq(l.v[i].name, 100 + i);
+        ck_assert_uint_eq(l.v[i].count, 2);
+        ASSERT_DBL(l.v[i].total_us, 0.0);
+        ck_assert_int_eq(l.v[i].representative_idx, -1);
+    }
+    kd_aggregate_list_free(&l);
+    free_events(zero, 2 * N);
+}
+END_TEST
+
 Suite *aggregate_suite(void)
 {
     Suite *s = suite_create("aggregate");
@@ -300,6 +401,8 @@ Suite *aggregate_suite(void)
     tcase_add_test(tc, test_top_overlap_stable_ties);
     tcase_add_test(tc, test_top_low_roi);
     tcase_add_test(tc, test_top_low_roi_hbc_boost);
+    tcase_add_test(tc, test_add_launches);
+    tcase_add_test(tc, test_add_launches_empty_list_and_growth);
     suite_add_tcase(s, tc);
     return s;
 }

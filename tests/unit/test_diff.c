@@ -143,12 +143,20 @@ START_TEST(test_identical_and_priority)
         ck_assert(r->d_exposed_us == 0.0 && r->d_total_us == 0.0);
         ck_assert_str_eq(kd_diff_row_kind(r), "exact");
     }
-    ck_assert_uint_eq(d.n_warnings, 0);
+    /* two files, the same bytes: said, and a gate refuses to judge */
+    ck_assert_str_eq(d.identical, "the same bytes");
+    ck_assert_uint_eq(d.n_warnings, 1);
+    ck_assert(strstr(d.warnings[0], "the same bytes") != NULL);
     kd_gate fail;
     char msg[256];
     ck_assert(kd_gate_parse("5%", &fail, msg, sizeof msg));
     kd_gate none = {false, -1, 0};
     kd_gate_result g;
+    kd_diff_gate(&d, &fail, &none, &g);
+    ck_assert_int_eq(g.verdict, KD_VERDICT_UNJUDGED);
+    ck_assert(strstr(g.line, "ERROR") && strstr(g.line, "--allow-identical"));
+    kd_gate_result_free(&g);
+    d.allow_identical = true; /* --allow-identical */
     kd_diff_gate(&d, &fail, &none, &g);
     ck_assert_int_eq(g.verdict, KD_VERDICT_PASS);
     ck_assert(strstr(g.line, "PASS") != NULL);
@@ -310,7 +318,7 @@ START_TEST(test_diff_owns_its_data)
     unlink(c);
     ck_assert(owned(&d, d.base_in.path) && owned(&d, d.cand_in.path));
     ck_assert_uint_eq(d.base_in.n_files, 1);
-    ck_assert(owned(&d, d.base_in.files[0]) && strcmp(d.base_in.files[0], b) == 0);
+    ck_assert(owned(&d, d.base_in.files[0].path) && strcmp(d.base_in.files[0].path, b) == 0);
     ck_assert_uint_eq(d.n_stages, 1);
     const kd_diff_stage *s = &d.stages[0];
     ck_assert(owned(&d, s->base_pid) && strcmp(s->cand_pid, "TP00-gpu") == 0);

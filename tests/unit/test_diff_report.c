@@ -133,7 +133,11 @@ static void fixture_init(fixture *f)
         kd_diff_input *in = side ? &d->cand_in : &d->base_in;
         in->files = calloc(1, sizeof *in->files);
         ck_assert_ptr_nonnull(in->files);
-        in->files[in->n_files++] = in->path;
+        in->files[in->n_files++] = (kd_diff_file){in->path, "annotations", 0, 8, "distributedInfo",
+                                                  side ? "NVIDIA H100 | 80GB" : "NVIDIA H100"};
+        in->stages_how = "annotations";
+        in->stages = "extend/prefill, decode, all";
+        in->acc.read = in->acc.analysed = 40;
     }
     d->n_stages = 2;
     d->stages[0].stage = KD_STAGE_EXTEND;

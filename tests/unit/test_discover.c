@@ -115,6 +115,38 @@ static void put_trace(const char *root, const char *rel, long sec)
     put_file(root, rel, TRACE_DOC, sec);
 }
 
+/* A trace whose header declares distributedInfo.rank (and world_size). */
+static char *ranked_doc(long rank, long world)
+{
+    char *p = malloc(160);
+    ck_assert_ptr_nonnull(p);
+    snprintf(p, 160,
+             "{\"schemaVersion\": 1, \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %ld, "
+             "\"world_size\": %ld}, \"traceEvents\": []}",
+             rank, world);
+    return p;
+}
+
+static void put_ranked(const char *root, const char *rel, long rank, long world, long sec)
+{
+    char *doc = ranked_doc(rank, world);
+    put_file(root, rel, doc, sec);
+    free(doc);
+}
+
+/* root/rel gzip-compressed (zlib's gzopen / gzwrite), mtime = sec */
+static void put_gz(const char *root, const char *rel, const char *content, long sec)
+{
+    make_parents(root, rel);
+    char *p = cat3(root, "/", rel);
+    gzFile f = gzopen(p, "wb");
+    ck_assert_msg(f != NULL, "gzopen %s", p);
+    ck_assert_int_eq(gzwrite(f, content, (unsigned)strlen(content)), (int)strlen(content));
+    ck_assert_int_eq(gzclose(f), Z_OK);
+    set_mtime(p, sec);
+    free(p);
+}
+
 static void put_dir(const char *root, const char *rel)
 {
     char *r = cat3(rel, "/", "x");
@@ -352,14 +384,16 @@ END_TEST
 
 START_TEST(test_direct_traces)
 {
+    /* three captures of rank 0: the newest (reference §3.2 step 8) */
     char *root = make_root();
-    put_trace(root, "a.trace.json", 100);
-    put_trace(root, "b.trace.json", 200);
-    put_trace(root, "c.pt.trace.json.gz", 150);
+    put_ranked(root, "a.trace.json", 0, 1, 100);
+    put_ranked(root, "b.trace.json", 0, 1, 200);
+    put_ranked(root, "c.pt.trace.json.gz", 0, 1, 150);
     /* a newer trace below and staged ones are ignored: direct traces exist */
     put_trace(root, "sub/d.trace.json", 900);
     put_trace(root, "prefill/e.trace.json", 900);
     expect_set(root, "b.trace.json", "directory: 1 trace file");
+    expect_set(root, "b.trace.json", "newest per stage of 3 (one rank, several runs)");
     /* a trailing slash and "." components: Python's Path(dir) / name */
     char *r2 = cat3(root, "/./", "");
     kd_trace_set s;
@@ -381,8 +415,8 @@ START_TEST(test_newest_trace_dir)
     char *root = make_root();
     put_trace(root, "run1/a.trace.json", 100);
     put_trace(root, "run1/d.trace.json", 190);
-    put_trace(root, "run2/b.trace.json", 200);
-    put_trace(root, "run2/c.trace.json", 150);
+    put_ranked(root, "run2/b.trace.json", 0, 1, 200);
+    put_ranked(root, "run2/c.trace.json", 0, 1, 150);
     put_file(root, "run3/server_args.json", TRACE_DOC, 999);
     expect_set(root, "run2/b.trace.json", "directory: newest trace dir run2, 1 trace file");
     /* the newest dir may be deeper; only its direct files count */
@@ -416,8 +450,8 @@ START_TEST(test_stage_subdirs)
 
     /* a staged input dir name makes even plain sub-directories staged */
     root = make_root();
-    put_trace(root, "run-decode/a/x.trace.json", 100);
-    put_trace(root, "run-decode/b/y.trace.json", 200);
+    put_ranked(root, "run-decode/a/x.trace.json", 0, 1, 100);
+    put_ranked(root, "run-decode/b/y.trace.json", 0, 1, 200);
     char *p = cat3(root, "/", "run-decode");
     kd_trace_set s;
     kd_error err = {KD_OK, ""};
@@ -439,15 +473,15 @@ START_TEST(test_merged)
 {
     char *root = make_root();
     put_trace(root, "merged-all.trace.json", 300);
-    put_trace(root, "a.trace.json", 100);
-    put_trace(root, "Merged-b.trace.json", 200); /* case matters: kept */
+    put_ranked(root, "a.trace.json", 0, 1, 100);
+    put_ranked(root, "Merged-b.trace.json", 0, 1, 200); /* case matters: kept */
     expect_set(root, "Merged-b.trace.json", "1 merged- file dropped");
     rm_rf(root);
     free(root);
 
     root = make_root();
-    put_trace(root, "merged-1.trace.json", 100);
-    put_trace(root, "merged-2.trace.json", 200);
+    put_ranked(root, "merged-1.trace.json", 0, 1, 100);
+    put_ranked(root, "merged-2.trace.json", 0, 1, 200);
     expect_set(root, "merged-2.trace.json", "directory: 1 trace file");
     rm_rf(root);
     free(root);
@@ -501,22 +535,24 @@ END_TEST
 START_TEST(test_newest_per_stage_and_order)
 {
     char *root = make_root();
-    put_trace(root, "a-prefill.trace.json", 100);
-    put_trace(root, "z-prefill.trace.json", 200);
-    put_trace(root, "c-decode.trace.json", 150);
-    put_trace(root, "a-decode.trace.json", 160);
-    put_trace(root, "e.trace.json", 10);
-    put_trace(root, "f.trace.json", 20);
-    put_trace(root, "0.trace.json", 5);
+    put_ranked(root, "a-prefill.trace.json", 0, 2, 100);
+    put_ranked(root, "z-prefill.trace.json", 0, 2, 200);
+    put_ranked(root, "c-decode.trace.json", 0, 2, 150);
+    put_ranked(root, "a-decode.trace.json", 0, 2, 160);
+    put_ranked(root, "e.trace.json", 0, 2, 10);
+    put_ranked(root, "f.trace.json", 0, 2, 20);
+    put_ranked(root, "0.trace.json", 0, 2, 5);
+    put_ranked(root, "r1.trace.json", 1, 2, 900); /* another rank: dropped */
     expect_set(root, "z-prefill.trace.json,a-decode.trace.json,f.trace.json",
-               "directory: 3 trace files, newest per stage of 7");
+               "directory: 3 trace files, rank 0 of 8 files, from distributedInfo, "
+               "newest per stage of 7 (one rank, several runs)");
     rm_rf(root);
     free(root);
 
     /* equal mtimes: the path decides (deterministic) */
     root = make_root();
-    put_trace(root, "b.trace.json", 100);
-    put_trace(root, "a.trace.json", 100);
+    put_ranked(root, "b.trace.json", 0, 1, 100);
+    put_ranked(root, "a.trace.json", 0, 1, 100);
     expect_set(root, "b.trace.json", NULL);
     rm_rf(root);
     free(root);
@@ -591,6 +627,267 @@ START_TEST(test_symlinks)
     rm_rf(other);
     free(root);
     free(other);
+}
+END_TEST
+
+
+/* ------------------------------------------------------------------------ */
+/* ranks: distributedInfo, then the name; never a guess                     */
+
+START_TEST(test_parse_rank_name)
+{
+    /* the reference's patterns first: the same answers */
+    ck_assert_int_eq(kd_parse_rank_name("x_tp0.trace.json"), 0);
+    ck_assert_int_eq(kd_parse_rank_name("mapping-TP-0.trace.json"), 0);
+    ck_assert_int_eq(kd_parse_rank_name("run-TP-3-decode.trace.json"), 3); /* -TP-N- */
+    ck_assert_int_eq(kd_parse_rank_name("rank1.trace.json"), 1);
+    ck_assert_int_eq(kd_parse_rank_name("trace_worker7-x.json"), 7);
+    ck_assert_int_eq(kd_parse_rank_name("worker1_rank-2.json"), 1);
+    ck_assert_int_eq(kd_parse_rank_name("rank-2_tp5.json"), 5);
+    /* rank-N and rank_N, which the reference does not know */
+    ck_assert_int_eq(kd_parse_tp_rank("trace_filter_sampled_rank-0.json.gz"), -1);
+    ck_assert_int_eq(kd_parse_rank_name("trace_filter_sampled_rank-0.json.gz"), 0);
+    ck_assert_int_eq(kd_parse_rank_name("trace_filter_sampled_rank-1.json.gz"), 1);
+    ck_assert_int_eq(kd_parse_rank_name("ns_resolution_rank-0.pt.trace.json.gz"), 0);
+    ck_assert_int_eq(kd_parse_rank_name("rank_3.json"), 3);
+    ck_assert_int_eq(kd_parse_rank_name("RANK_12-x.json"), 12);
+    ck_assert_int_eq(kd_parse_rank_name("a-rank-4"), 4);
+    ck_assert_int_eq(kd_parse_rank_name("xrank-3.json"), -1);  /* no delimiter before */
+    ck_assert_int_eq(kd_parse_rank_name("rank-3a.json"), -1);  /* bad trailer */
+    ck_assert_int_eq(kd_parse_rank_name("rank--3.json"), -1);
+    ck_assert_int_eq(kd_parse_rank_name("rank-.json"), -1);
+    ck_assert_int_eq(kd_parse_rank_name("rank-99999999999999999999999.json"), -1);
+    ck_assert_int_eq(kd_parse_rank_name("ranked-3.json"), -1);
+    /* tensorboard_trace_handler names carry no rank */
+    ck_assert_int_eq(kd_parse_rank_name("host_1234.1700000000000.pt.trace.json.gz"), -1);
+    ck_assert_int_eq(kd_parse_rank_name(""), -1);
+    ck_assert_int_eq(kd_parse_rank_name(NULL), -1);
+}
+END_TEST
+
+/* discover(root) must succeed with one file: rel, of rank, from from. */
+static void expect_one(const char *root, const char *rel, long rank, const char *from,
+                       long world, const char *how_part)
+{
+    expect_set(root, rel, how_part);
+    kd_trace_set s;
+    kd_error err = {KD_OK, ""};
+    ck_assert_int_eq(kd_discover_traces(root, &s, &err), KD_OK);
+    ck_assert_uint_eq(s.n, 1);
+    ck_assert_int_eq(s.files[0].rank, rank);
+    if (from)
+        ck_assert_str_eq(s.files[0].rank_from, from);
+    else
+        ck_assert_ptr_null(s.files[0].rank_from);
+    ck_assert_int_eq(s.files[0].world_size, world);
+    kd_trace_set_free(&s);
+}
+
+START_TEST(test_rank_names_in_dir)
+{
+    static const char *const names[][2] = {
+        {"trace_filter_sampled_rank-0.json", "trace_filter_sampled_rank-1.json"},
+        {"rank_0.json", "rank_1.json"},
+        {"run_rank0.trace.json", "run_rank1.trace.json"},
+        {"srv-TP-0-decode.trace.json", "srv-TP-1-decode.trace.json"},
+        {"x_tp0.trace.json", "x_tp1.trace.json"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char *root = make_root();
+        put_trace(root, names[i][0], 100);
+        put_trace(root, names[i][1], 200); /* rank 1 is newer */
+        expect_one(root, names[i][0], 0, "file name", -1,
+                   "rank 0 of 2 files, from the file name");
+        rm_rf(root);
+        free(root);
+    }
+}
+END_TEST
+
+START_TEST(test_rank_from_distributed_info)
+{
+    /* rank 0 among ranks 1, 0, 2 whatever the mtimes: it is the oldest */
+    char *root = make_root();
+    put_ranked(root, "host_11.1700000000001.pt.trace.json", 1, 3, 300);
+    put_ranked(root, "host_10.1700000000000.pt.trace.json", 0, 3, 100);
+    put_ranked(root, "host_12.1700000000002.pt.trace.json", 2, 3, 200);
+    expect_one(root, "host_10.1700000000000.pt.trace.json", 0, "distributedInfo", 3,
+               "directory: 1 trace file, rank 0 of 3 files, from distributedInfo");
+    rm_rf(root);
+    free(root);
+
+    /* distributedInfo beats the name */
+    root = make_root();
+    put_ranked(root, "trace_rank-0.json", 1, 2, 100);
+    put_ranked(root, "trace_rank-1.json", 0, 2, 50);
+    expect_one(root, "trace_rank-1.json", 0, "distributedInfo", 2, "from distributedInfo");
+    rm_rf(root);
+    free(root);
+
+    /* no rank 0: the lowest; files without a rank go (reference) */
+    root = make_root();
+    put_ranked(root, "a.trace.json", 5, 8, 100);
+    put_ranked(root, "b.trace.json", 3, 8, 100);
+    put_trace(root, "c.trace.json", 900);
+    expect_one(root, "b.trace.json", 3, "distributedInfo", 8, "rank 3 of 3 files");
+    rm_rf(root);
+    free(root);
+
+    /* a header rank and a name rank side by side; a string rank (not an
+     * integer) leaves the name's */
+    root = make_root();
+    put_ranked(root, "a.trace.json", 1, 2, 100);
+    put_file(root, "b_rank-0.trace.json",
+             "{\"distributedInfo\": {\"rank\": \"1\"}, \"traceEvents\": []}", 50);
+    expect_one(root, "b_rank-0.trace.json", 0, "file name", -1,
+               "rank 0 of 2 files, from the file name");
+    rm_rf(root);
+    free(root);
+
+    /* a negative rank declares nothing */
+    root = make_root();
+    put_ranked(root, "a_rank-1.trace.json", -1, 2, 100);
+    put_ranked(root, "b.trace.json", 2, 4, 50);
+    expect_one(root, "a_rank-1.trace.json", 1, "file name", 2, NULL);
+    rm_rf(root);
+    free(root);
+}
+END_TEST
+
+START_TEST(test_rank_tensorboard_gzip)
+{
+    /* tensorboard_trace_handler's names, gzip: the header's rank decides */
+    char *root = make_root();
+    char *r1 = ranked_doc(1, 2), *r0 = ranked_doc(0, 2);
+    put_gz(root, "host_1234.1700000000001.pt.trace.json.gz", r1, 200);
+    put_gz(root, "host_1235.1700000000000.pt.trace.json.gz", r0, 100);
+    expect_one(root, "host_1235.1700000000000.pt.trace.json.gz", 0, "distributedInfo", 2,
+               "rank 0 of 2 files, from distributedInfo");
+    rm_rf(root);
+    free(root);
+
+    /* the same without distributedInfo: no way to tell */
+    root = make_root();
+    put_gz(root, "host_1234.1700000000001.pt.trace.json.gz", TRACE_DOC, 200);
+    put_gz(root, "host_1235.1700000000000.pt.trace.json.gz", TRACE_DOC, 100);
+    kd_trace_set s;
+    kd_error err = {KD_OK, ""};
+    ck_assert_int_eq(kd_discover_traces(root, &s, &err), KD_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "host_1234.1700000000001.pt.trace.json.gz, "
+                                          "host_1235.1700000000000.pt.trace.json.gz"));
+    rm_rf(root);
+    free(root);
+    free(r0);
+    free(r1);
+}
+END_TEST
+
+START_TEST(test_rank_ambiguous)
+{
+    char *root = make_root();
+    put_trace(root, "c.trace.json", 100);
+    put_trace(root, "a.trace.json", 300);
+    put_trace(root, "b.pt.trace.json", 200);
+    put_trace(root, "merged-x.trace.json", 900); /* dropped first */
+    kd_trace_set s;
+    kd_error err = {KD_OK, ""};
+    ck_assert_int_eq(kd_discover_traces(root, &s, &err), KD_EINPUT);
+    ck_assert_ptr_null(s.files);
+    char *want = cat3(root,
+                      ": 3 trace files and no way to tell which is rank 0 (no "
+                      "distributedInfo.rank, no rank in the file names): ",
+                      "a.trace.json, b.pt.trace.json, c.trace.json");
+    ck_assert_str_eq(err.msg, want);
+    free(want);
+    rm_rf(root);
+    free(root);
+
+    /* distributedInfo after traceEvents is not looked for: still no rank */
+    root = make_root();
+    put_file(root, "a.trace.json", "{\"traceEvents\": [], \"distributedInfo\": {\"rank\": 0}}",
+             100);
+    put_file(root, "b.trace.json", "{\"traceEvents\": [], \"distributedInfo\": {\"rank\": 1}}",
+             200);
+    ck_assert_int_eq(kd_discover_traces(root, &s, &err), KD_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no way to tell which is rank 0"));
+    rm_rf(root);
+    free(root);
+
+    /* many files: the list is capped, one line */
+    root = make_root();
+    for (int i = 0; i < 12; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "t%02d.trace.json", i);
+        put_trace(root, name, 100 + i);
+    }
+    ck_assert_int_eq(kd_discover_traces(root, &s, &err), KD_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, ": 12 trace files and no way"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "t00.trace.json, t01.trace.json"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "t07.trace.json, and 4 more"));
+    ck_assert_ptr_null(strstr(err.msg, "t08"));
+    ck_assert_ptr_null(strchr(err.msg, '\n'));
+    rm_rf(root);
+    free(root);
+
+    /* one file per stage needs no rank */
+    root = make_root();
+    put_trace(root, "x-prefill.trace.json", 100);
+    put_trace(root, "x-decode.trace.json", 200);
+    put_trace(root, "x.trace.json", 50);
+    expect_set(root, "x-prefill.trace.json,x-decode.trace.json,x.trace.json", NULL);
+    rm_rf(root);
+    free(root);
+}
+END_TEST
+
+START_TEST(test_rank_one_file_not_read)
+{
+    /* a lone file: its name's rank, its header unread (it says 5) */
+    char *root = make_root();
+    put_ranked(root, "x_rank-2.trace.json", 5, 8, 100);
+    expect_one(root, "x_rank-2.trace.json", 2, "file name", -1,
+               "rank 2 of 1 file, from the file name");
+    /* a file path: not read either */
+    char *p = cat3(root, "/", "x_rank-2.trace.json");
+    kd_trace_set s;
+    kd_error err = {KD_OK, ""};
+    ck_assert_int_eq(kd_discover_traces(p, &s, &err), KD_OK);
+    ck_assert_int_eq(s.files[0].rank, 2);
+    ck_assert_str_eq(s.files[0].rank_from, "file name");
+    ck_assert_int_eq(s.files[0].world_size, -1);
+    kd_trace_set_free(&s);
+    free(p);
+    rm_rf(root);
+    free(root);
+
+    root = make_root();
+    put_ranked(root, "plain.trace.json", 5, 8, 100);
+    expect_one(root, "plain.trace.json", -1, NULL, -1, "directory: 1 trace file");
+    rm_rf(root);
+    free(root);
+
+    /* standard input: nothing known */
+    kd_trace_set s2;
+    ck_assert_int_eq(kd_discover_traces("-", &s2, &err), KD_OK);
+    ck_assert_int_eq(s2.files[0].rank, -1);
+    ck_assert_ptr_null(s2.files[0].rank_from);
+    ck_assert_int_eq(s2.files[0].world_size, -1);
+    kd_trace_set_free(&s2);
+}
+END_TEST
+
+START_TEST(test_rank_same_rank_runs)
+{
+    /* rank 0 captured twice (two runs): the newest, and how says so */
+    char *root = make_root();
+    put_ranked(root, "run1.trace.json", 0, 2, 100);
+    put_ranked(root, "run2.trace.json", 0, 2, 300);
+    put_ranked(root, "run2_r1.trace.json", 1, 2, 400);
+    expect_one(root, "run2.trace.json", 0, "distributedInfo", 2,
+               "rank 0 of 3 files, from distributedInfo, newest per stage of 2 (one rank, "
+               "several runs)");
+    rm_rf(root);
+    free(root);
 }
 END_TEST
 
@@ -757,6 +1054,15 @@ Suite *discover_suite(void)
     tcase_add_test(tc, test_probed_json);
     tcase_add_test(tc, test_symlinks);
     suite_add_tcase(s, tc);
+    TCase *tcr = tcase_create("ranks");
+    tcase_add_test(tcr, test_parse_rank_name);
+    tcase_add_test(tcr, test_rank_names_in_dir);
+    tcase_add_test(tcr, test_rank_from_distributed_info);
+    tcase_add_test(tcr, test_rank_tensorboard_gzip);
+    tcase_add_test(tcr, test_rank_ambiguous);
+    tcase_add_test(tcr, test_rank_one_file_not_read);
+    tcase_add_test(tcr, test_rank_same_rank_runs);
+    suite_add_tcase(s, tcr);
     TCase *tcc = tcase_create("conformance");
     tcase_set_timeout(tcc, 60);
     tcase_add_test(tcc, test_conformance_cases);

@@ -660,6 +660,248 @@ START_TEST(test_bundle_pid_substring)
 }
 END_TEST
 
+/* ---- the whole-trace stage and the accounting (divergence D7) ------------------------------ */
+
+static void bundles_opts(kd_trace *const *traces, const kd_stage *stages, size_t n, bool whole,
+                         kd_bundle_map *m)
+{
+    kd_error err;
+    kd_error_clear(&err);
+    kd_bundle_options o = {NULL, whole};
+    ck_assert_int_eq(kd_build_bundle_map_opts(traces, stages, n, &o, m, &err), KD_OK);
+}
+
+/* read = analysed + outside + unclaimed + zero_duration + skipped */
+static void assert_adds_up(const kd_kernel_accounting *a)
+{
+    ck_assert_msg(a->read == a->analysed + a->outside + a->unclaimed + a->zero_duration +
+                                 kd_accounting_skipped(a),
+                  "read %llu != %llu analysed + %llu outside + %llu unclaimed + %llu zero + %llu skipped",
+                  (unsigned long long)a->read, (unsigned long long)a->analysed,
+                  (unsigned long long)a->outside, (unsigned long long)a->unclaimed,
+                  (unsigned long long)a->zero_duration, (unsigned long long)kd_accounting_skipped(a));
+}
+
+#define ASSERT_ACC(a, r, an, o, u, z, sk)                                                      \
+    do {                                                                                       \
+        assert_adds_up(a);                                                                     \
+        ck_assert_uint_eq((a)->read, (r));                                                     \
+        ck_assert_uint_eq((a)->analysed, (an));                                                \
+        ck_assert_uint_eq((a)->outside, (o));                                                  \
+        ck_assert_uint_eq((a)->unclaimed, (u));                                                \
+        ck_assert_uint_eq((a)->zero_duration, (z));                                            \
+        ck_assert_uint_eq(kd_accounting_skipped(a), (sk));                                     \
+    } while (0)
+
+START_TEST(test_whole_trace_bundle)
+{
+    kd_trace *t = loadq(mixed_json);
+    kd_bundle_map m;
+    kd_stage ps = KD_STAGE_ALL;
+    bundles_opts(&t, &ps, 1, true, &m);
+    const char *e[] = {"e1", "e2"}, *d[] = {"d1"}, *every[] = {"d1", "e1", "a1", "e2"};
+    assert_bundle_names(&m, KD_STAGE_EXTEND, t, e, 2);
+    assert_bundle_names(&m, KD_STAGE_DECODE, t, d, 1);
+    /* every event of the pid, in trace order, each keeping its own stage */
+    assert_bundle_names(&m, KD_STAGE_ALL, t, every, 4);
+    ck_assert(m.whole);
+    ck_assert_str_eq(S(t, m.by_stage[KD_STAGE_ALL].pid), "TP00");
+    ck_assert_int_eq(m.by_stage[KD_STAGE_ALL].events[0].stage, KD_STAGE_DECODE);
+    ck_assert_int_eq(m.by_stage[KD_STAGE_ALL].events[1].stage, KD_STAGE_EXTEND);
+    ck_assert_int_eq(m.by_stage[KD_STAGE_ALL].events[2].stage, KD_STAGE_ALL);
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_uint_eq(m.by_stage[KD_STAGE_ALL].events[i].idx, i);
+    kd_stage rs[3] = {99, 99, 99};
+    ck_assert_uint_eq(kd_render_stages(&m, rs), 3);
+    ck_assert(rs[0] == KD_STAGE_EXTEND && rs[1] == KD_STAGE_DECODE && rs[2] == KD_STAGE_ALL);
+    /* the stages pair exactly: `all` is the whole trace, extend is extend */
+    ck_assert_ptr_eq(kd_pick_stage_bundle(&m, KD_STAGE_ALL), &m.by_stage[KD_STAGE_ALL]);
+    ck_assert_ptr_eq(kd_pick_stage_bundle(&m, KD_STAGE_EXTEND), &m.by_stage[KD_STAGE_EXTEND]);
+    /* a1 is outside every stage: in `all` only */
+    ASSERT_ACC(&m.acc, 4, 3, 1, 0, 0, 0);
+    ck_assert(m.acc.outside_us == 1.0);
+    ck_assert_uint_eq(m.n_traces, 1);
+    ck_assert(m.annotated[0]);
+    kd_bundle_map_free(&m);
+
+    /* without whole_trace: the reference's map, the same accounting */
+    bundles_opts(&t, &ps, 1, false, &m);
+    ck_assert(!m.has[KD_STAGE_ALL] && !m.whole);
+    ck_assert_uint_eq(kd_render_stages(&m, rs), 2);
+    ASSERT_ACC(&m.acc, 4, 3, 1, 0, 0, 0);
+    kd_bundle_map_free(&m);
+
+    /* kd_build_bundle_map is the opts call without whole_trace */
+    bundles(&t, &ps, 1, NULL, &m);
+    ck_assert(!m.has[KD_STAGE_ALL] && !m.whole);
+    ASSERT_ACC(&m.acc, 4, 3, 1, 0, 0, 0);
+    kd_bundle_map_free(&m);
+    kd_trace_free(t);
+}
+END_TEST
+
+START_TEST(test_whole_trace_path_stage_and_unannotated)
+{
+    /* a path naming extend: every kernel in extend, and the whole trace in all */
+    kd_trace *t = loadq(mixed_json);
+    kd_bundle_map m;
+    kd_stage ps = KD_STAGE_EXTEND;
+    bundles_opts(&t, &ps, 1, true, &m);
+    const char *every[] = {"d1", "e1", "a1", "e2"};
+    assert_bundle_names(&m, KD_STAGE_EXTEND, t, every, 4);
+    assert_bundle_names(&m, KD_STAGE_ALL, t, every, 4);
+    ck_assert(!m.has[KD_STAGE_DECODE] && m.whole);
+    kd_stage rs[3];
+    ck_assert_uint_eq(kd_render_stages(&m, rs), 2);
+    ck_assert(rs[0] == KD_STAGE_EXTEND && rs[1] == KD_STAGE_ALL);
+    ASSERT_ACC(&m.acc, 4, 4, 0, 0, 0, 0);
+    ck_assert(!m.annotated[0]); /* the path decided */
+    kd_bundle_map_free(&m);
+    kd_trace_free(t);
+
+    /* no annotation: the one `all` bundle is the whole trace */
+    kd_trace *al = loadq(all_json);
+    ps = KD_STAGE_ALL;
+    bundles_opts(&al, &ps, 1, true, &m);
+    const char *a[] = {"x1", "x2"};
+    assert_bundle_names(&m, KD_STAGE_ALL, al, a, 2);
+    ck_assert(!m.has[KD_STAGE_EXTEND] && !m.has[KD_STAGE_DECODE]);
+    ck_assert_uint_eq(kd_render_stages(&m, rs), 1);
+    ck_assert(rs[0] == KD_STAGE_ALL);
+    ASSERT_ACC(&m.acc, 2, 2, 0, 0, 0, 0);
+    ck_assert(!m.annotated[0]);
+    kd_bundle_map_free(&m);
+    kd_trace_free(al);
+}
+END_TEST
+
+START_TEST(test_whole_trace_only_for_one_trace)
+{
+    /* two traces claim decode: the second's decode kernels are in a stage
+     * already held; no whole-trace stage for a side of two traces */
+    kd_trace *t1 = loadq_label(mixed_json, "t1"), *t2 = loadq_label(ann_json, "t2");
+    kd_trace *tr[] = {t1, t2};
+    kd_stage ps[] = {KD_STAGE_ALL, KD_STAGE_ALL};
+    kd_bundle_map m;
+    bundles_opts(tr, ps, 2, true, &m);
+    ck_assert(!m.whole && !m.has[KD_STAGE_ALL]);
+    const char *d[] = {"d1"};
+    assert_bundle_names(&m, KD_STAGE_DECODE, t1, d, 1);
+    /* read 4 + 3; analysed e1 e2 d1; outside a1 of each; unclaimed t2's d1 d2 */
+    ASSERT_ACC(&m.acc, 7, 3, 2, 2, 0, 0);
+    ck_assert(m.acc.unclaimed_us == 2.0 && m.acc.outside_us == 2.0);
+    ck_assert_uint_eq(m.n_traces, 2);
+    ck_assert(m.annotated[0] && m.annotated[1]);
+    kd_stage rs[3];
+    ck_assert_uint_eq(kd_render_stages(&m, rs), 2);
+    kd_bundle_map_free(&m);
+
+    /* the same stage from two paths: the second file's kernels unclaimed */
+    kd_stage pe[] = {KD_STAGE_EXTEND, KD_STAGE_EXTEND};
+    bundles_opts(tr, pe, 2, true, &m);
+    ck_assert(!m.whole && !m.has[KD_STAGE_ALL]);
+    ASSERT_ACC(&m.acc, 7, 4, 0, 3, 0, 0);
+    ck_assert(!m.annotated[0] && !m.annotated[1]);
+    kd_bundle_map_free(&m);
+    kd_trace_free(t1);
+    kd_trace_free(t2);
+}
+END_TEST
+
+/* prefill [0, 100) and decode [200, 300) annotations; kernels of pid TP00:
+ * e1 (extend), d1 (decode), a1 (outside), three without a duration (z1
+ * extend, z2 decode, z3 outside), two skipped (bad ts, no name); one kernel
+ * of another pid */
+static const char zero_json[] = TRACE(
+    "{'ph':'X','cat':'gpu_user_annotation','name':'prefill','pid':'TP00','tid':7,'ts':0,'dur':100},"
+    "{'ph':'X','cat':'gpu_user_annotation','name':'decode','pid':'TP00','tid':7,'ts':200,'dur':100},"
+    KERN("'TP00'", "7", 10, 4, "e1", "{'stream':7}") "," KERN("'TP00'", "7", 210, 2, "d1", "{'stream':7}") ","
+    KERN("'TP00'", "7", 1e6, 8, "a1", "{'stream':7}") ","
+    KERN("'TP00'", "7", 20, 0, "z1", "{'stream':7}") ","
+    "{'ph':'X','cat':'kernel','name':'z2','pid':'TP00','tid':7,'ts':220,'args':{'stream':7}},"
+    KERN("'TP00'", "7", 2e6, 0, "z3", "{'stream':7}") ","
+    "{'ph':'X','cat':'kernel','name':'bad','pid':'TP00','tid':7,'ts':'x','dur':1,'args':{'stream':7}},"
+    "{'ph':'X','cat':'kernel','pid':'TP00','tid':7,'ts':30,'dur':1,'args':{'stream':7}},"
+    KERN("'other'", "7", 10, 1, "o1", "{'stream':7}"));
+
+static void assert_zero_names(const kd_bundle *b, kd_trace *t, const char *const *names, size_t n)
+{
+    ck_assert_uint_eq(b->n_zero, n);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(strcmp(S(t, b->zero[i].name), names[i]) == 0, "zero %zu: %s, want %s", i,
+                      S(t, b->zero[i].name), names[i]);
+}
+
+START_TEST(test_accounting_zero_duration_and_skipped)
+{
+    kd_trace *t = loadq(zero_json);
+    kd_bundle_map m;
+    kd_stage ps = KD_STAGE_ALL;
+    bundles_opts(&t, &ps, 1, true, &m);
+    const char *e[] = {"e1"}, *d[] = {"d1"}, *every[] = {"e1", "d1", "a1"};
+    assert_bundle_names(&m, KD_STAGE_EXTEND, t, e, 1);
+    assert_bundle_names(&m, KD_STAGE_DECODE, t, d, 1);
+    assert_bundle_names(&m, KD_STAGE_ALL, t, every, 3);
+    /* the kernels without a duration go with their stage, all three in all */
+    const char *ze[] = {"z1"}, *zd[] = {"z2"}, *za[] = {"z1", "z2", "z3"};
+    assert_zero_names(&m.by_stage[KD_STAGE_EXTEND], t, ze, 1);
+    assert_zero_names(&m.by_stage[KD_STAGE_DECODE], t, zd, 1);
+    assert_zero_names(&m.by_stage[KD_STAGE_ALL], t, za, 3);
+    ck_assert_int_eq(m.by_stage[KD_STAGE_ALL].zero[0].stage, KD_STAGE_EXTEND);
+    ck_assert_int_eq(m.by_stage[KD_STAGE_ALL].zero[2].stage, KD_STAGE_ALL);
+    ck_assert(m.by_stage[KD_STAGE_ALL].zero[1].dur == 0.0);
+    /* read 8 = 2 analysed + 1 outside + 3 zero + 2 skipped; o1 elsewhere */
+    ASSERT_ACC(&m.acc, 8, 2, 1, 0, 3, 2);
+    ck_assert_uint_eq(m.acc.skipped[KD_SKIP_BAD_TS], 1);
+    ck_assert_uint_eq(m.acc.skipped[KD_SKIP_MISSING_NAME], 1);
+    ck_assert_uint_eq(m.acc.other_pids, 1);
+    ck_assert(m.acc.outside_us == 8.0);
+    kd_bundle_map_free(&m);
+    ck_assert(!m.has[KD_STAGE_ALL]);
+
+    /* the extract list keeps them apart */
+    kd_kernel_list l;
+    extract(t, NULL, &l);
+    ck_assert_uint_eq(l.n, 3);
+    ck_assert_uint_eq(l.n_zero, 3);
+    ck_assert_uint_eq(l.skipped[KD_SKIP_BAD_TS] + l.skipped[KD_SKIP_MISSING_NAME], 2);
+    ck_assert_uint_eq(l.other_pids, 1);
+    kd_kernel_list_free(&l);
+    kd_trace_free(t);
+}
+END_TEST
+
+START_TEST(test_accounting_text)
+{
+    kd_kernel_accounting a;
+    memset(&a, 0, sizeof a);
+    a.read = 11;
+    a.analysed = 5;
+    a.outside = 2;
+    a.zero_duration = 3;
+    a.skipped[KD_SKIP_BAD_TS] = 1;
+    ck_assert_uint_eq(kd_accounting_skipped(&a), 1);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    kd_accounting_write_text(&a, f);
+    fclose(f);
+    ck_assert_str_eq(buf, "11 read = 5 in a stage + 2 outside every stage + 0 in a stage already held + "
+                          "3 zero-duration + 1 skipped (bad_ts 1)");
+    free(buf);
+    a.skipped[KD_SKIP_BAD_TS] = 0;
+    a.read = 10;
+    f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    kd_accounting_write_text(&a, f);
+    fclose(f);
+    ck_assert_str_eq(buf, "10 read = 5 in a stage + 2 outside every stage + 0 in a stage already held + "
+                          "3 zero-duration + 0 skipped");
+    free(buf);
+}
+END_TEST
+
 /* ---- Python str() with embedded NUL characters ------------------------------------------- */
 
 /* JSON strings may hold U+0000; Python's `in` and f"tid={tid}" see the whole
@@ -782,6 +1024,13 @@ Suite *extract_suite(void)
     tcase_add_test(tb, test_pick_stage_bundle);
     tcase_add_test(tb, test_render_stages);
     suite_add_tcase(s, tb);
+    TCase *tw = tcase_create("whole_trace_and_accounting");
+    tcase_add_test(tw, test_whole_trace_bundle);
+    tcase_add_test(tw, test_whole_trace_path_stage_and_unannotated);
+    tcase_add_test(tw, test_whole_trace_only_for_one_trace);
+    tcase_add_test(tw, test_accounting_zero_duration_and_skipped);
+    tcase_add_test(tw, test_accounting_text);
+    suite_add_tcase(s, tw);
     TCase *tn = tcase_create("python_str_edges");
     tcase_add_test(tn, test_embedded_nul_pid_and_tid);
     suite_add_tcase(s, tn);

@@ -106,6 +106,15 @@ unsigned char *kd_test_gzip(const void *data, size_t len, size_t *out_len)
 
 static const char *S(const kd_trace *t, kd_sid id) { return kd_str(t->strings, id); }
 
+/* kernel records the reference sees (not D7's accounting-only records) */
+static size_t seen_kernels(const kd_trace *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->kernels.n; i++)
+        n += (t->kernels.v[i].flags & (KD_KF_OH_KERNEL | KD_KF_KH_KERNEL)) != 0;
+    return n;
+}
+
 static const kd_kernel_rec *kernel_named(const kd_trace *t, const char *name)
 {
     for (size_t i = 0; i < t->kernels.n; i++)
@@ -439,8 +448,20 @@ START_TEST(test_not_kernels)
         "'args':{'stream':7}},"
         "{'cat':'kernel','name':'no_ph','pid':3,'tid':7,'ts':1,'dur':2,'args':{'stream':7}}"
         "]");
-    for (size_t i = 0; i < t->kernels.n; i++)
-        ck_abort_msg("unexpected kernel record '%s'", S(t, t->kernels.v[i].name));
+    /* what the reference never sees is kept for the accounting only (D7):
+     * zero and nodur as launches without time, neg as a skipped kernel */
+    for (size_t i = 0; i < t->kernels.n; i++) {
+        const kd_kernel_rec *k = &t->kernels.v[i];
+        const char *name = S(t, k->name);
+        ck_assert_msg(!(k->flags & (KD_KF_OH_KERNEL | KD_KF_KH_KERNEL)), "unexpected kernel record '%s'",
+                      name);
+        if (strcmp(name, "neg") == 0)
+            ck_assert(k->flags & KD_KF_SKIPPED && KD_KF_SKIP_REASON(k->flags) == KD_SKIP_BAD_DUR);
+        else
+            ck_assert_msg(k->flags == KD_KF_ZERO_DUR && (!strcmp(name, "zero") || !strcmp(name, "nodur")),
+                          "unexpected record '%s'", name);
+    }
+    ck_assert_uint_eq(t->kernels.n, 3);
     ck_assert_uint_eq(t->events_read, 13);
     ck_assert_uint_eq(t->complete_events, 10);
     ck_assert_uint_eq(total_skipped(t), 0);
@@ -811,7 +832,15 @@ START_TEST(test_skip_reasons)
     ck_assert_uint_eq(t->skipped[KD_SKIP_BAD_ARGS], 2);
     ck_assert_uint_eq(t->skipped[KD_SKIP_INT_RANGE], 2);
     ck_assert_uint_eq(t->skipped[KD_SKIP_NOT_OBJECT], 5);
-    ck_assert_uint_eq(t->kernels.n, 3);
+    /* the kernel-like skipped events are kept as accounting records (D7) */
+    size_t seen = 0, skipped = 0;
+    for (size_t i = 0; i < t->kernels.n; i++) {
+        seen += (t->kernels.v[i].flags & KD_KF_OH_KERNEL) != 0;
+        skipped += (t->kernels.v[i].flags & KD_KF_SKIPPED) != 0;
+    }
+    ck_assert_uint_eq(seen, 3);
+    ck_assert_uint_eq(skipped, 3 + 2 + 1 + 1);
+    ck_assert_uint_eq(t->kernels.n, seen + skipped);
     ck_assert_ptr_nonnull(kernel_named(t, "k1"));
     ck_assert_ptr_nonnull(kernel_named(t, "args_empty"));
     ck_assert_ptr_nonnull(kernel_named(t, "big_other"));
@@ -971,9 +1000,11 @@ START_TEST(test_nan_infinity)
         "{'ph':'X','cat':'kernel','name':'NaN Infinity in a string','pid':3,'tid':7,'ts':120,"
         "'dur':20,'args':{'stream':7,'ratio':NaN,'lim':[Infinity,-Infinity]}},"
         K3 "],'tail':Infinity}");
-    ck_assert_uint_eq(t->kernels.n, 3);
-    ck_assert_str_eq(S(t, t->kernels.v[1].name), "NaN Infinity in a string");
-    ck_assert_str_eq(S(t, t->kernels.v[1].stream), "7");
+    ck_assert_uint_eq(seen_kernels(t), 3);
+    ck_assert_uint_eq(t->kernels.n, 3 + 3); /* and the three skipped, for the accounting */
+    const kd_kernel_rec *k = kernel_named(t, "NaN Infinity in a string");
+    ck_assert_ptr_nonnull(k);
+    ck_assert_str_eq(S(t, k->stream), "7");
     ck_assert_uint_eq(t->skipped[KD_SKIP_BAD_TS], 2);
     ck_assert_uint_eq(t->skipped[KD_SKIP_BAD_DUR], 1);
     ck_assert_uint_eq(total_skipped(t), 3);
@@ -1041,7 +1072,7 @@ START_TEST(test_nan_string_ts)
         "{'ph':'X','cat':'kernel','name':'overflow','pid':3,'tid':7,'ts':1e999,'dur':1}]");
     ck_assert_uint_eq(t->skipped[KD_SKIP_BAD_TS], 2);
     ck_assert_uint_eq(t->skipped[KD_SKIP_BAD_DUR], 1);
-    ck_assert_uint_eq(t->kernels.n, 2);
+    ck_assert_uint_eq(seen_kernels(t), 2);
     const kd_kernel_rec *k = kernel_named(t, "s_num");
     ck_assert_ptr_nonnull(k);
     ck_assert_double_eq(k->ts, 12.5);
@@ -1827,9 +1858,445 @@ START_TEST(test_stdin)
 }
 END_TEST
 
+
+/* ---- metadata: distributedInfo, deviceProperties; the header peek ------- */
+
+static void assert_devices(const kd_trace *t, size_t n, const int64_t *ids, const char *const *names)
+{
+    ck_assert_uint_eq(t->devices.n, n);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(t->devices.v[i].id, ids[i]);
+        if (names[i])
+            ck_assert_str_eq(S(t, t->devices.v[i].name), names[i]);
+        else
+            ck_assert_uint_eq(t->devices.v[i].name, 0);
+    }
+}
+
+START_TEST(test_meta_before_events)
+{
+    kd_trace *t = load_ok("{'schemaVersion':1,'deviceProperties':[{'id':0,'name':'Tesla "
+                          "V100-DGXS-32GB','totalGlobalMem':34087305216,'computeMajor':7},"
+                          "{'id':1,'name':'B'}],'distributedInfo':{'backend':'nccl','rank':1,"
+                          "'world_size':128,'pg_config':[{'rank':7,'ranks':[0,1]}]},"
+                          "'traceEvents':[" EVENTS "]}");
+    assert_base(t);
+    ck_assert(t->has_rank && t->has_world_size);
+    ck_assert_int_eq(t->rank, 1);
+    ck_assert_int_eq(t->world_size, 128);
+    static const int64_t ids[] = {0, 1};
+    static const char *const names[] = {"Tesla V100-DGXS-32GB", "B"};
+    assert_devices(t, 2, ids, names);
+    kd_trace_free(t);
+
+    /* none: nothing recorded */
+    t = load_ok("{'traceEvents':[" EVENTS "]}");
+    ck_assert(!t->has_rank && !t->has_world_size);
+    ck_assert_uint_eq(t->devices.n, 0);
+    kd_trace_free(t);
+    t = load_ok("[" EVENTS "]");
+    ck_assert(!t->has_rank && !t->has_world_size);
+    ck_assert_uint_eq(t->devices.n, 0);
+    kd_trace_free(t);
+}
+END_TEST
+
+START_TEST(test_meta_after_events)
+{
+    kd_trace *t = load_ok("{'traceEvents':[" EVENTS "],'distributedInfo':{'rank':3,"
+                          "'world_size':4},'deviceProperties':[{'name':'X','id':7}]}");
+    assert_base(t);
+    ck_assert(t->has_rank && t->has_world_size);
+    ck_assert_int_eq(t->rank, 3);
+    ck_assert_int_eq(t->world_size, 4);
+    static const int64_t ids[] = {7};
+    static const char *const names[] = {"X"};
+    assert_devices(t, 1, ids, names);
+    kd_trace_free(t);
+}
+END_TEST
+
+START_TEST(test_meta_not_integers)
+{
+    static const char *const ranks[] = {"'1'", "1.0", "1e0", "true", "null", "NaN", "[1]",
+                                        "{'rank':1}", "99999999999999999999", "-0.5"};
+    for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
+        char doc[256];
+        snprintf(doc, sizeof doc,
+                 "{'distributedInfo':{'rank':%s,'world_size':2},'traceEvents':[" K1 "]}",
+                 ranks[i]);
+        kd_trace *t = load_ok(doc);
+        ck_assert_msg(!t->has_rank, "rank %s was recorded", ranks[i]);
+        ck_assert(t->has_world_size);
+        ck_assert_int_eq(t->world_size, 2);
+        kd_trace_free(t);
+    }
+    /* the int64 range, negative ones included */
+    kd_trace *t = load_ok("{'distributedInfo':{'rank':-9223372036854775808,"
+                          "'world_size':9223372036854775807},'traceEvents':[]}");
+    ck_assert(t->has_rank && t->has_world_size);
+    ck_assert_int_eq(t->rank, INT64_MIN);
+    ck_assert_int_eq(t->world_size, INT64_MAX);
+    kd_trace_free(t);
+    /* a distributedInfo that is not an object, or nested elsewhere */
+    t = load_ok("{'distributedInfo':[{'rank':1}],'x':{'distributedInfo':{'rank':1}},"
+                "'traceEvents':[{'ph':'X','args':{'distributedInfo':{'rank':1},"
+                "'deviceProperties':[{'id':1}]}}]}");
+    ck_assert(!t->has_rank && !t->has_world_size);
+    ck_assert_uint_eq(t->devices.n, 0);
+    kd_trace_free(t);
+}
+END_TEST
+
+START_TEST(test_meta_duplicates)
+{
+    /* the last key wins, as Python's json: of a member, and of the object */
+    kd_trace *t = load_ok("{'distributedInfo':{'rank':1,'rank':2,'world_size':3},"
+                          "'traceEvents':[" EVENTS "]}");
+    ck_assert_int_eq(t->rank, 2);
+    kd_trace_free(t);
+    t = load_ok("{'distributedInfo':{'rank':1,'world_size':2},'traceEvents':[" EVENTS "],"
+                "'distributedInfo':{'rank':0}}");
+    ck_assert(t->has_rank && !t->has_world_size);
+    ck_assert_int_eq(t->rank, 0);
+    kd_trace_free(t);
+    t = load_ok("{'distributedInfo':{'rank':5},'traceEvents':[" EVENTS "],"
+                "'distributedInfo':{'rank':1,'rank':'x','world_size':8}}");
+    ck_assert(!t->has_rank && t->has_world_size);
+    ck_assert_int_eq(t->world_size, 8);
+    kd_trace_free(t);
+    t = load_ok("{'distributedInfo':{'rank':5},'distributedInfo':null,'traceEvents':[]}");
+    ck_assert(!t->has_rank);
+    kd_trace_free(t);
+    t = load_ok("{'deviceProperties':[{'id':0,'name':'A'},{'id':1,'name':'B'}],"
+                "'traceEvents':[" EVENTS "],'deviceProperties':[{'id':2,'name':'C','name':'D',"
+                "'id':'x'}]}");
+    static const int64_t ids[] = {-1};
+    static const char *const names[] = {"D"};
+    assert_devices(t, 1, ids, names);
+    kd_trace_free(t);
+    t = load_ok("{'deviceProperties':[{'id':0,'name':'A'}],'deviceProperties':{},"
+                "'traceEvents':[]}");
+    ck_assert_uint_eq(t->devices.n, 0);
+    kd_trace_free(t);
+    /* a second traceEvents key drops the events, not the metadata */
+    t = load_ok("{'distributedInfo':{'rank':2},'deviceProperties':[{'id':0}],"
+                "'traceEvents':[" K1 "],'traceEvents':[" EVENTS "]}");
+    assert_base(t);
+    ck_assert(t->has_rank);
+    ck_assert_int_eq(t->rank, 2);
+    ck_assert_uint_eq(t->devices.n, 1);
+    kd_trace_free(t);
+}
+END_TEST
+
+START_TEST(test_meta_devices)
+{
+    kd_trace *t = load_ok("{'deviceProperties':[{'name':'A'},7,{'id':1.5,'name':3},"
+                          "{'id':2,'name':{'x':'y'},'sub':{'id':9,'name':'no'}},[{'id':4}],"
+                          "{'id':-3,'name':''},{}],'traceEvents':[]}");
+    static const int64_t ids[] = {-1, -1, 2, -3, -1};
+    static const char *const names[] = {"A", NULL, NULL, "", NULL};
+    assert_devices(t, 5, ids, names);
+    kd_trace_free(t);
+}
+END_TEST
+
+/* n events of every kept kind, with metadata before (pre) and after (post). */
+static char *meta_doc(const char *pre, int n, const char *post)
+{
+    size_t cap = strlen(pre) + strlen(post) + (size_t)n * 200 + 64;
+    char *d = malloc(cap);
+    ck_assert_ptr_nonnull(d);
+    size_t o = (size_t)snprintf(d, cap, "{%s'traceEvents':[", pre);
+    for (int i = 0; i < n; i++)
+        o += (size_t)snprintf(d + o, cap - o,
+                              "%s{'ph':'X','cat':'kernel','name':'k%d','pid':1,'tid':7,'ts':%d,"
+                              "'dur':2,'args':{'stream':7,'correlation':%d}}",
+                              i ? "," : "", i % 17, i * 10, i);
+    snprintf(d + o, cap - o, "]%s}", post);
+    char *r = q(d);
+    free(d);
+    return r;
+}
+
+/* A split load of data (two threads, cut whatever the size) must split and
+ * agree with the serial one; returns the split trace. */
+static kd_trace *expect_split_same(const void *data, size_t len, const kd_trace *serial)
+{
+    kd_error err;
+    kd_load_options opt = {.threads = 2, .split_min_bytes = 1};
+    kd_trace *t = kd_load_trace_mem_opts(data, len, LABEL, &opt, &err);
+    ck_assert_msg(t != NULL, "split load failed: %s", err.msg);
+    ck_assert_msg(t->split, "the load did not split");
+    char why[256];
+    ck_assert_msg(kd_trace_same(serial, t, why, sizeof why), "split differs: %s", why);
+    return t;
+}
+
+START_TEST(test_meta_split)
+{
+    static const char *const cases[][2] = {
+        {"'distributedInfo':{'rank':1,'world_size':2},'deviceProperties':[{'id':0,'name':'G'}],",
+         ""},
+        {"", ",'distributedInfo':{'rank':1,'world_size':2},'deviceProperties':[{'id':0,'name':'G'},"
+             "{'id':1,'name':'k3'}]"},
+        /* in both halves: the tail's (later) key wins, key by key */
+        {"'distributedInfo':{'rank':1,'world_size':2},'deviceProperties':[{'id':0,'name':'G'}],",
+         ",'distributedInfo':{'rank':0},'deviceProperties':[{'id':5,'name':'k1'},{'id':6}]"},
+        {"'distributedInfo':{'rank':1,'world_size':2},",
+         ",'deviceProperties':[{'id':5,'name':'new name'}]"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *doc = meta_doc(cases[c][0], 400, cases[c][1]);
+        size_t len = strlen(doc);
+        kd_error err;
+        kd_trace *serial = kd_load_trace_mem(doc, len, LABEL, &err);
+        ck_assert_msg(serial != NULL, "%s", err.msg);
+        ck_assert(serial->has_rank);
+        ck_assert_uint_ge(serial->devices.n, 1);
+        kd_trace *t = expect_split_same(doc, len, serial);
+        ck_assert_int_eq(t->rank, c == 2 ? 0 : 1);
+        ck_assert(t->has_world_size == (c != 2));
+        kd_trace_free(t);
+        /* the gzip split: inflated on one thread, parsed on both */
+        size_t zn;
+        unsigned char *z = kd_test_gzip(doc, len, &zn);
+        kd_trace *zs = kd_load_trace_mem(z, zn, LABEL, &err);
+        ck_assert_msg(zs != NULL, "%s", err.msg);
+        t = expect_split_same(z, zn, zs);
+        ck_assert(t->has_rank == serial->has_rank && t->rank == serial->rank);
+        ck_assert_uint_eq(t->devices.n, serial->devices.n);
+        for (size_t i = 0; i < t->devices.n; i++) {
+            ck_assert_int_eq(t->devices.v[i].id, serial->devices.v[i].id);
+            ck_assert_str_eq(S(t, t->devices.v[i].name), S(serial, serial->devices.v[i].name));
+        }
+        kd_trace_free(t);
+        kd_trace_free(zs);
+        kd_trace_free(serial);
+        free(z);
+        free(doc);
+    }
+}
+END_TEST
+
+START_TEST(test_meta_compressed)
+{
+    char *doc = meta_doc("'distributedInfo':{'rank':6,'world_size':8},", 20,
+                         ",'deviceProperties':[{'id':3,'name':'MI300X'}]");
+    size_t len = strlen(doc);
+    for (int codec = 0; codec < 2; codec++) {
+        size_t zn;
+        unsigned char *z = codec ? xz_of(doc, len, &zn) : zstd_of(doc, len, &zn);
+        kd_error err;
+        kd_trace *t = load_buf(z, zn, &err);
+        ck_assert_msg(t != NULL, "%s", err.msg);
+        ck_assert(t->has_rank && t->rank == 6 && t->world_size == 8);
+        ck_assert_uint_eq(t->devices.n, 1);
+        ck_assert_str_eq(S(t, t->devices.v[0].name), "MI300X");
+        kd_trace_free(t);
+        free(z);
+    }
+    free(doc);
+}
+END_TEST
+
+/* Peeks at a temp file holding data. */
+static kd_trace_header peek_data(const void *data, size_t len)
+{
+    char *p = temp_file(data, len);
+    kd_trace_header h;
+    kd_error err;
+    kd_error_clear(&err);
+    kd_status st = kd_peek_trace_header(p, &h, &err);
+    ck_assert_msg(st == KD_OK, "peek: %s", err.msg);
+    unlink(p);
+    free(p);
+    return h;
+}
+
+static kd_trace_header peek_json(const char *json)
+{
+    char *s = q(json);
+    kd_trace_header h = peek_data(s, strlen(s));
+    free(s);
+    return h;
+}
+
+static void expect_peek(const char *json, bool has_rank, int64_t rank, bool has_ws, int64_t ws)
+{
+    kd_trace_header h = peek_json(json);
+    ck_assert_msg(h.has_rank == has_rank && (!has_rank || h.rank == rank) &&
+                      h.has_world_size == has_ws && (!has_ws || h.world_size == ws),
+                  "peek %s: rank %d/%lld, world size %d/%lld", json, (int)h.has_rank,
+                  (long long)h.rank, (int)h.has_world_size, (long long)h.world_size);
+}
+
+START_TEST(test_peek_header)
+{
+    expect_peek("{'distributedInfo':{'backend':'nccl','rank':1,'world_size':128,"
+                "'pg_config':[{'rank':5}]},'traceEvents':[" EVENTS "]}",
+                true, 1, true, 128);
+    expect_peek("{'deviceProperties':[{'id':0}],'distributedInfo':{'rank':0},'traceEvents':[]}",
+                true, 0, false, 0);
+    /* parsing stops at traceEvents: what follows is never read */
+    expect_peek("{'distributedInfo':{'rank':3,'world_size':4},'traceEvents':[ this is not "
+                "JSON at all",
+                true, 3, true, 4);
+    /* traceEvents first: looks no further */
+    expect_peek("{'traceEvents':[],'distributedInfo':{'rank':3}}", false, 0, false, 0);
+    expect_peek("[{'ph':'X'}]", false, 0, false, 0);
+    /* the last key before traceEvents wins; integers only */
+    expect_peek("{'distributedInfo':{'rank':1,'rank':2},'traceEvents':[]}", true, 2, false, 0);
+    expect_peek("{'distributedInfo':{'rank':1},'distributedInfo':{'world_size':2},"
+                "'traceEvents':[]}",
+                false, 0, true, 2);
+    expect_peek("{'distributedInfo':{'rank':'0','world_size':2.0},'traceEvents':[]}", false, 0,
+                false, 0);
+    expect_peek("{'distributedInfo':{'rank':true},'traceEvents':[]}", false, 0, false, 0);
+    expect_peek("{'x':{'distributedInfo':{'rank':1}},'traceEvents':[]}", false, 0, false, 0);
+    /* NaN before traceEvents (D5), a BOM, a document with no traceEvents */
+    expect_peek("{'meta':NaN,'distributedInfo':{'rank':4},'traceEvents':[]}", true, 4, false, 0);
+    expect_peek("\xEF\xBB\xBF{'distributedInfo':{'rank':4}}", true, 4, false, 0);
+    /* malformed or cut short: nothing declared, not an error */
+    expect_peek("{'distributedInfo':{'rank':3,", false, 0, false, 0);
+    expect_peek("{'distributedInfo':{'rank':3}} garbage", true, 3, false, 0);
+    expect_peek("{'distributedInfo':{'rank':3},,'traceEvents':[]}", false, 0, false, 0);
+    expect_peek("", false, 0, false, 0);
+    expect_peek("42", false, 0, false, 0);
+    kd_trace_header h = peek_data("BZh91AY&SY", 10); /* bzip2: not read, not an error */
+    ck_assert(!h.has_rank);
+}
+END_TEST
+
+START_TEST(test_peek_long_header)
+{
+    /* a 3 MB string before distributedInfo: read through (in growing blocks) */
+    size_t n = 3u << 20;
+    char *d = malloc(n + 200);
+    ck_assert_ptr_nonnull(d);
+    size_t o = (size_t)sprintf(d, "{\"huge\":\"");
+    memset(d + o, 'a', n);
+    o += n;
+    o += (size_t)sprintf(d + o, "\",\"distributedInfo\":{\"rank\":9},\"traceEvents\":[");
+    kd_trace_header h = peek_data(d, o);
+    ck_assert(h.has_rank);
+    ck_assert_int_eq(h.rank, 9);
+    free(d);
+}
+END_TEST
+
+START_TEST(test_peek_compressed)
+{
+    /* a header, then 8 MB of garbage the peek never inflates */
+    const char *head = "{\"distributedInfo\":{\"rank\":2,\"world_size\":16},\"traceEvents\":[";
+    size_t n = strlen(head) + (8u << 20);
+    char *d = malloc(n);
+    ck_assert_ptr_nonnull(d);
+    memcpy(d, head, strlen(head));
+    memset(d + strlen(head), '!', n - strlen(head));
+    for (int codec = 0; codec < 3; codec++) {
+        size_t zn;
+        unsigned char *z = codec == 0   ? kd_test_gzip(d, n, &zn)
+                           : codec == 1 ? zstd_of(d, n, &zn)
+                                        : xz_of(d, n, &zn);
+        kd_trace_header h = peek_data(z, zn);
+        ck_assert_msg(h.has_rank && h.rank == 2 && h.has_world_size && h.world_size == 16,
+                      "codec %d", codec);
+        /* a truncated stream: the header is still there */
+        h = peek_data(z, zn / 2);
+        ck_assert_msg(h.has_rank && h.rank == 2, "codec %d truncated", codec);
+        free(z);
+    }
+    free(d);
+}
+END_TEST
+
+/* Every allocation failing in turn: a load with metadata in both halves
+ * either fails with "out of memory" or equals the full one; the peek either
+ * says KD_ENOMEM or gives the right answer. */
+START_TEST(test_oom_meta)
+{
+    char *doc = meta_doc("'distributedInfo':{'rank':1,'world_size':2},'deviceProperties':[{'id':0,"
+                         "'name':'G'}],",
+                         60, ",'deviceProperties':[{'id':1,'name':'H'},{'id':2,'name':'I'}]");
+    size_t len = strlen(doc);
+    kd_load_options two = {.threads = 2, .split_min_bytes = 1};
+    for (int split = 0; split < 2; split++) {
+        const kd_load_options *opt = split ? &two : NULL;
+        kd_error err;
+        kd_trace *ref = kd_load_trace_mem_opts(doc, len, LABEL, opt, &err);
+        ck_assert_msg(ref != NULL, "%s", err.msg);
+        ck_assert_uint_eq(ref->devices.n, 2);
+        for (long n = 0;; n++) {
+            failalloc_arm(n, FAILALLOC_ONE);
+            kd_trace *t = kd_load_trace_mem_opts(doc, len, LABEL, opt, &err);
+            long failed = failalloc_disarm();
+            if (t) {
+                char why[256];
+                ck_assert_msg(kd_trace_same(ref, t, why, sizeof why), "allocation %ld: %s", n,
+                              why);
+                kd_trace_free(t);
+            } else {
+                ck_assert_msg(err.status == KD_ENOMEM, "allocation %ld: %s", n, err.msg);
+            }
+            if (!failed)
+                break;
+        }
+        kd_trace_free(ref);
+    }
+    char *p = temp_file(doc, len);
+    for (long n = 0; n < 200; n++) {
+        failalloc_arm(n, FAILALLOC_FROM);
+        kd_trace_header h;
+        kd_error err;
+        kd_status st = kd_peek_trace_header(p, &h, &err);
+        long failed = failalloc_disarm();
+        if (st == KD_OK)
+            ck_assert_msg(h.has_rank && h.rank == 1 && h.world_size == 2, "allocation %ld", n);
+        else
+            ck_assert_msg(failed && st == KD_ENOMEM, "allocation %ld: %d %s", n, (int)st, err.msg);
+    }
+    unlink(p);
+    free(p);
+    free(doc);
+}
+END_TEST
+
+START_TEST(test_peek_errors)
+{
+    kd_trace_header h = {true, true, 1, 1};
+    kd_error err;
+    kd_error_clear(&err);
+    ck_assert_int_eq(kd_peek_trace_header("/nonexistent-kd-dir/x.json", &h, &err), KD_EINPUT);
+    ck_assert(!h.has_rank && !h.has_world_size);
+    ck_assert_msg(strncmp(err.msg, "/nonexistent-kd-dir/x.json: ", 28) == 0, "%s", err.msg);
+    ck_assert_ptr_null(strchr(err.msg, '\n'));
+    kd_error_clear(&err);
+    ck_assert_int_eq(kd_peek_trace_header("/", &h, &err), KD_EINPUT); /* a directory */
+    ck_assert_msg(strncmp(err.msg, "/: ", 3) == 0, "%s", err.msg);
+}
+END_TEST
+
 Suite *load_suite(void)
 {
     Suite *s = suite_create("load");
+
+    TCase *tm = tcase_create("metadata");
+    tcase_set_timeout(tm, 60);
+    tcase_add_test(tm, test_meta_before_events);
+    tcase_add_test(tm, test_meta_after_events);
+    tcase_add_test(tm, test_meta_not_integers);
+    tcase_add_test(tm, test_meta_duplicates);
+    tcase_add_test(tm, test_meta_devices);
+    tcase_add_test(tm, test_meta_split);
+    tcase_add_test(tm, test_meta_compressed);
+    tcase_add_test(tm, test_peek_header);
+    tcase_add_test(tm, test_peek_long_header);
+    tcase_add_test(tm, test_peek_compressed);
+    tcase_add_test(tm, test_peek_errors);
+    tcase_add_test(tm, test_oom_meta);
+    suite_add_tcase(s, tm);
 
     TCase *tc = tcase_create("shapes");
     tcase_add_test(tc, test_shape_object);
