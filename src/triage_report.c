@@ -179,12 +179,43 @@ static void print_text_row(FILE *out, char cells[T_COLS][96], const size_t *widt
     fputc('\n', out);
 }
 
+/* The pid the side analysed in trace i ("" when none). */
+static const char *trace_pid(const kd_side *s, size_t i)
+{
+    for (int st = 0; st < KD_STAGE_COUNT; st++)
+        if (s->bundles.has[st] && s->bundles.by_stage[st].trace == s->traces[i] &&
+            s->bundles.by_stage[st].pid)
+            return kd_str(s->traces[i]->strings, s->bundles.by_stage[st].pid);
+    return "";
+}
+
+/* Trace i's rank (distributedInfo, else the name) and world size, -1 unknown. */
+static long trace_rank(const kd_side *s, size_t i, const char **from)
+{
+    const kd_trace *t = s->traces[i];
+    const kd_trace_file *f = &s->files.files[i];
+    *from = t->has_rank ? "distributedInfo" : f->rank >= 0 && f->rank_from ? f->rank_from : NULL;
+    return t->has_rank ? (long)t->rank : f->rank;
+}
+
 bool kd_triage_write_text(const kd_triage *t, const kd_triage_options *opt, FILE *out)
 {
     fprintf(out, "kerndiff triage: %s", t->formal.files.n ? t->formal.files.files[0].path : "");
     if (t->mapping != &t->formal)
         fprintf(out, " (mapping: %s)", t->mapping->files.n ? t->mapping->files.files[0].path : "");
     fputc('\n', out);
+    for (size_t i = 0; i < t->formal.n; i++) {
+        const char *from, *device = kd_trace_device(t->formal.traces[i], trace_pid(&t->formal, i));
+        long rank = trace_rank(&t->formal, i, &from);
+        fprintf(out, "read %s: rank ", t->formal.files.files[i].path);
+        if (rank >= 0)
+            fprintf(out, "%ld (%s)", rank, from);
+        else
+            fputs("unknown", out);
+        if (t->formal.traces[i]->has_world_size)
+            fprintf(out, " of %lld", (long long)t->formal.traces[i]->world_size);
+        fprintf(out, ", device %s\n", *device ? device : "unknown");
+    }
     const kd_kernel_accounting *a = &t->formal.bundles.acc;
     fprintf(out, "stages from %s; kernels: ", t->formal.stages_how ? t->formal.stages_how : "none");
     kd_accounting_write_text(a, out);
@@ -288,6 +319,45 @@ bool kd_triage_write_csv(const kd_triage *t, const kd_triage_options *opt, FILE 
 }
 
 /* ---- JSON: every intermediate result (conformance README field names) ---- */
+
+/* Which file, rank, world size and device the formal side read. */
+static void write_files(kd_json *j, const kd_side *s)
+{
+    kd_json_key(j, "formal_files");
+    kd_json_array_open(j);
+    for (size_t i = 0; i < s->n; i++) {
+        const kd_trace *t = s->traces[i];
+        const char *from, *device = kd_trace_device(t, trace_pid(s, i));
+        long rank = trace_rank(s, i, &from);
+        kd_json_map_open(j);
+        kd_json_key(j, "path");
+        kd_json_str(j, s->files.files[i].path);
+        kd_json_key(j, "stages_from");
+        kd_json_str(j, s->stages_from[i]);
+        kd_json_key(j, "rank");
+        if (rank >= 0)
+            kd_json_int(j, rank);
+        else
+            kd_json_null(j);
+        kd_json_key(j, "rank_from");
+        if (from)
+            kd_json_str(j, from);
+        else
+            kd_json_null(j);
+        kd_json_key(j, "world_size");
+        if (t->has_world_size)
+            kd_json_int(j, t->world_size);
+        else
+            kd_json_null(j);
+        kd_json_key(j, "device");
+        if (*device)
+            kd_json_str(j, device);
+        else
+            kd_json_null(j);
+        kd_json_map_close(j);
+    }
+    kd_json_array_close(j);
+}
 
 static void write_paths(kd_json *j, const char *key, const kd_side *s)
 {
@@ -495,6 +565,7 @@ bool kd_triage_write_json(const kd_triage *t, const kd_triage_options *opt, FILE
     kd_json_key(&j, "schema"); kd_json_str(&j, "kerndiff.triage/1");
     write_paths(&j, "mapping_traces", t->mapping);
     write_paths(&j, "formal_traces", &t->formal);
+    write_files(&j, &t->formal);
     kd_json_key(&j, "stages_from");
     kd_json_str(&j, t->formal.stages_how ? t->formal.stages_how : "none");
     kd_json_key(&j, "accounting");

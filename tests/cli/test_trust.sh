@@ -479,6 +479,33 @@ run "$KD_BIN" triage "$A" --format json
 expect_true "triage run_prefill.json: the path decides, stages_from path, nothing outside" \
     "[ \"\$rc\" -eq 0 ] && json_ok \"\$T/out\" 'd[\"stages_from\"] == \"path\" and adds_up(d[\"accounting\"]) and d[\"accounting\"][\"outside_every_stage\"] == 0' && ! grep -q 'in no table' \"\$T/err\""
 
+# every report names the file, rank, world size and device it read
+META=$T/meta.json
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+if isinstance(d, list):
+    d = {"traceEvents": d}
+d["distributedInfo"] = {"backend": "nccl", "rank": 3, "world_size": 8}
+d["deviceProperties"] = [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}, {"id": 1, "name": "other"}]
+json.dump(d, open(sys.argv[2], "w"))
+' "$AN" "$META"
+run "$KD_BIN" triage "$META"
+expect_true "triage (text): names the file, its rank, world size and device" \
+    "[ \"\$rc\" -eq 0 ] && grep -qF \"read \$META: rank 3 (distributedInfo) of 8, device NVIDIA H100 80GB HBM3\" \"\$T/out\""
+run "$KD_BIN" triage "$META" --format json
+expect_true "triage --format json: formal_files carry rank, world size and device" \
+    "[ \"\$rc\" -eq 0 ] && json_ok \"\$T/out\" 'd[\"formal_files\"] == [{\"path\": sys.argv[3], \"stages_from\": \"annotations\", \"rank\": 3, \"rank_from\": \"distributedInfo\", \"world_size\": 8, \"device\": \"NVIDIA H100 80GB HBM3\"}]' \"\$META\""
+run "$KD_BIN" triage "$AN" --format json
+expect_true "triage --format json: unknown rank and device are null" \
+    "[ \"\$rc\" -eq 0 ] && json_ok \"\$T/out\" 'd[\"formal_files\"][0][\"rank\"] is None and d[\"formal_files\"][0][\"device\"] is None'"
+run "$KD_BIN" diff "$AN" "$META" --format json
+expect_true "diff --format json: each side's file with its rank and device; a warning-free rank pair" \
+    "[ \"\$rc\" -eq 0 ] && json_ok \"\$T/out\" 'd[\"inputs\"][\"sides\"][\"candidate\"][\"files\"][0][\"rank\"] == 3 and d[\"inputs\"][\"sides\"][\"candidate\"][\"files\"][0][\"device\"] == \"NVIDIA H100 80GB HBM3\" and d[\"inputs\"][\"sides\"][\"baseline\"][\"files\"][0][\"rank\"] is None'"
+run "$KD_BIN" diff "$AN" "$META" --format markdown
+expect_true "diff --format markdown: the rank and device rows" \
+    "[ \"\$rc\" -eq 0 ] && grep -qF '| rank | - | 3 of 8 (distributedInfo) |' \"\$T/out\" && grep -qF '| device | - | NVIDIA H100 80GB HBM3 |' \"\$T/out\""
+
 # ---------------------------------------------------------------------------
 section "the shared corpus"
 
