@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kerndiff/hashmap.h"
+#include "kerndiff/match.h"
 #include "kerndiff/text.h"
 
 /* ---- running both sides ----------------------------------------------------- */
@@ -169,180 +170,87 @@ double kd_stage_exposed_comm(const kd_stage_summary *s)
 
 /* ---- matching ------------------------------------------------------------------- */
 
+/* One side of a stage pair as the matcher sees it: each aggregate as a
+ * kd_match_item (name, launches, scope, launch op, first launch). */
 typedef struct {
     const kd_triage_stage *ts;
     const char **names; /* aggregate names */
-    long *match;        /* index on the other side, -1 */
-    kd_match_kind *kind;
+    kd_match_item *items;
 } side_view;
+
+static int64_t aggregate_key(kd_sid canonical, kd_category category)
+{
+    return (int64_t)(((uint64_t)canonical << 32) | (uint32_t)category);
+}
+
+/* The first launch of each aggregate: the earliest ts of its events, those
+ * without a duration included. */
+static bool first_launches(const side_view *v)
+{
+    const kd_bundle *b = v->ts->formal;
+    kd_i64map at;
+    kd_i64map_init(&at);
+    bool ok = true;
+    for (size_t i = 0; ok && i < v->ts->aggregates.n; i++) {
+        v->items[i].first_ts = INFINITY;
+        ok = kd_i64map_put(&at, aggregate_key(v->ts->aggregates.v[i].name, v->ts->aggregates.v[i].category),
+                           (int64_t)i);
+    }
+    for (int pass = 0; ok && pass < 2; pass++) {
+        const kd_kernel_event *e = pass ? b->zero : b->events;
+        size_t n = pass ? b->n_zero : b->n;
+        for (size_t k = 0; k < n; k++) {
+            int64_t i;
+            if (kd_i64map_get(&at, aggregate_key(e[k].canonical, e[k].category), &i) &&
+                e[k].ts < v->items[i].first_ts)
+                v->items[i].first_ts = e[k].ts;
+        }
+    }
+    kd_i64map_free(&at);
+    return ok;
+}
 
 static bool view_init(side_view *v, const kd_triage_stage *ts)
 {
     size_t n = ts->aggregates.n ? ts->aggregates.n : 1;
+    const kd_source_map *sm = &ts->sources;
     v->ts = ts;
     v->names = malloc(n * sizeof *v->names);
-    v->match = malloc(n * sizeof *v->match);
-    v->kind = calloc(n, sizeof *v->kind);
-    if (!v->names || !v->match || !v->kind)
+    v->items = calloc(n, sizeof *v->items);
+    if (!v->names || !v->items)
         return false;
     for (size_t i = 0; i < ts->aggregates.n; i++) {
-        v->names[i] = kd_str(ts->formal->trace->strings, ts->aggregates.v[i].name);
-        v->match[i] = -1;
+        const kd_aggregate *a = &ts->aggregates.v[i];
+        v->names[i] = kd_str(ts->formal->trace->strings, a->name);
+        const kd_source_stats *src = kd_source_map_get(sm, v->names[i]);
+        const char *scope = src ? kd_source_stats_best(sm, &src->scope) : NULL;
+        const char *op = src ? kd_source_stats_best(sm, &src->launch_op) : NULL;
+        v->items[i] = (kd_match_item){v->names[i], a->category, a->count, a->total_us,
+                                      scope ? scope : "", op ? op : "", 0.0};
     }
-    return true;
+    return first_launches(v);
 }
 
 static void view_free(side_view *v)
 {
     free(v->names);
-    free(v->match);
-    free(v->kind);
+    free(v->items);
 }
 
-static void link_pair(side_view *b, size_t bi, side_view *c, size_t ci, kd_match_kind k)
+/* the baseline's source-map entry supplies the scope / launch-op text of
+ * the relaxed lookup's alias step */
+static char *baseline_alias_text(void *ctx, size_t i)
 {
-    b->match[bi] = (long)ci;
-    c->match[ci] = (long)bi;
-    b->kind[bi] = c->kind[ci] = k;
-}
-
-/* (name, category) as one map key: the name's 32-bit id above, the
- * category below, so the key caps neither */
-static int64_t name_category_key(kd_sid name, kd_category category)
-{
-    return (int64_t)(((uint64_t)name << 32) | (uint32_t)category);
-}
-
-/* product.md §3 step 1: same canonical name and category, then same name */
-static bool match_exact(side_view *b, side_view *c)
-{
-    kd_interner *names = kd_interner_new();
-    kd_i64map by_key, first_by_name;
-    kd_i64map_init(&by_key);
-    kd_i64map_init(&first_by_name);
-    size_t nb = b->ts->aggregates.n, nc = c->ts->aggregates.n;
-    long *next_same = malloc((nb ? nb : 1) * sizeof *next_same);
-    kd_sid *bid = malloc((nb ? nb : 1) * sizeof *bid);
-    bool ok = names && next_same && bid;
-    /* baseline: (name, category) -> index; name -> chain of indexes in order */
-    for (size_t i = nb; ok && i-- > 0;) {
-        bid[i] = kd_intern_cstr(names, b->names[i]);
-        int64_t head = -1;
-        kd_i64map_get(&first_by_name, bid[i], &head);
-        next_same[i] = (long)head;
-        ok = bid[i] && kd_i64map_put(&first_by_name, bid[i], (int64_t)i) &&
-             kd_i64map_put(&by_key, name_category_key(bid[i], b->ts->aggregates.v[i].category), (int64_t)i);
-    }
-    for (size_t i = 0; ok && i < nc; i++) {
-        kd_sid id = kd_intern_find(names, c->names[i], strlen(c->names[i]));
-        int64_t at;
-        if (id && kd_i64map_get(&by_key, name_category_key(id, c->ts->aggregates.v[i].category), &at) &&
-            b->match[at] < 0)
-            link_pair(b, (size_t)at, c, i, KD_MATCH_EXACT);
-    }
-    for (size_t i = 0; ok && i < nc; i++) {
-        if (c->match[i] >= 0)
-            continue;
-        kd_sid id = kd_intern_find(names, c->names[i], strlen(c->names[i]));
-        int64_t at = -1;
-        if (!id || !kd_i64map_get(&first_by_name, id, &at))
-            continue;
-        for (long k = (long)at; k >= 0; k = next_same[k])
-            if (b->match[k] < 0) {
-                link_pair(b, (size_t)k, c, i, KD_MATCH_EXACT);
-                break;
-            }
-    }
-    kd_interner_free(names);
-    kd_i64map_free(&by_key);
-    kd_i64map_free(&first_by_name);
-    free(next_same);
-    free(bid);
-    return ok;
-}
-
-typedef struct {
-    const side_view *b;
-    const size_t *at_of; /* index key -> baseline aggregate */
-} alias_ctx;
-
-/* the baseline's source-map entry supplies the scope / launch-op text */
-static char *baseline_alias_text(void *ctx, size_t k)
-{
-    const alias_ctx *a = ctx;
-    const side_view *b = a->b;
-    size_t i = a->at_of[k];
+    const side_view *b = ctx;
     const kd_source_map *sm = &b->ts->sources;
     return kd_source_stats_alias_text(sm, b->names[i], kd_source_map_get(sm, b->names[i]));
 }
 
-static int baseline_alias_bonus(void *ctx, size_t k)
+static int baseline_alias_bonus(void *ctx, size_t i)
 {
-    const alias_ctx *a = ctx;
-    const side_view *b = a->b;
+    const side_view *b = ctx;
     const kd_source_map *sm = &b->ts->sources;
-    return kd_source_stats_alias_bonus(sm, kd_source_map_get(sm, b->names[a->at_of[k]]));
-}
-
-typedef struct {
-    size_t i;
-    double total;
-} by_total;
-
-static int cmp_by_total_desc(const void *pa, const void *pb)
-{
-    const by_total *a = pa, *b = pb;
-    if (a->total != b->total)
-        return a->total > b->total ? -1 : 1;
-    return (a->i > b->i) - (a->i < b->i);
-}
-
-/* product.md §3 step 2: unmatched candidates by descending total time, each
- * looked up among the still-unmatched baseline kernels; one-to-one.
- * The index holds only the baseline kernels left unmatched by step 1, in
- * their order (so ties still go to the first), and a match claims its key.
- * Leaving the matched ones out changes no answer: an unmatched candidate
- * never has an unmatched baseline of the same name (step 1 would have paired
- * them), so the exact stage finds nothing either way. */
-static bool match_relaxed(side_view *b, side_view *c)
-{
-    size_t nb = b->ts->aggregates.n, nc = c->ts->aggregates.n;
-    kd_relaxed_index ix;
-    by_total *order = malloc((nc ? nc : 1) * sizeof *order);
-    size_t *at_of = malloc((nb ? nb : 1) * sizeof *at_of); /* index key -> baseline */
-    const char **keys = malloc((nb ? nb : 1) * sizeof *keys);
-    size_t nk = 0;
-    for (size_t i = 0; keys && at_of && i < nb; i++)
-        if (b->match[i] < 0) {
-            at_of[nk] = i;
-            keys[nk++] = b->names[i];
-        }
-    if (!order || !at_of || !keys || !kd_relaxed_index_build(&ix, keys, nk)) {
-        free(order);
-        free(at_of);
-        free(keys);
-        return false;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < nc; i++)
-        if (c->match[i] < 0)
-            order[k++] = (by_total){i, c->ts->aggregates.v[i].total_us};
-    qsort(order, k, sizeof *order, cmp_by_total_desc);
-    alias_ctx actx = {b, at_of};
-    kd_alias_scorer alias = {baseline_alias_text, baseline_alias_bonus, &actx};
-    for (size_t i = 0; i < k && nk; i++) {
-        kd_match_kind kind;
-        long at = kd_relaxed_lookup(&ix, c->names[order[i].i], &alias, NULL, &kind);
-        if (at >= 0) {
-            link_pair(b, at_of[at], c, order[i].i, kind);
-            kd_relaxed_index_claim(&ix, (size_t)at);
-        }
-    }
-    kd_relaxed_index_free(&ix);
-    free(order);
-    free(at_of);
-    free(keys);
-    return true;
+    return kd_source_stats_alias_bonus(sm, kd_source_map_get(sm, b->names[i]));
 }
 
 /* ---- rows ------------------------------------------------------------------------ */
@@ -394,6 +302,8 @@ static double rel_pct(double d, double base) { return base != 0.0 ? d / base * 1
 void kd_diff_row_finish(kd_diff_row *r, kd_match_kind match)
 {
     r->match = match;
+    if (!r->evidence)
+        r->evidence = "";
     r->name = r->cand.present ? r->cand.name : r->base.name;
     r->category = r->cand.present ? r->cand.category : r->base.category;
     r->d_total_us = r->cand.total_us - r->base.total_us;
@@ -423,8 +333,8 @@ static int cmp_rows(const void *pa, const void *pb)
     return (a->category > b->category) - (a->category < b->category);
 }
 
-static bool build_rows(kd_diff *d, kd_diff_stage *ds, side_view *b, side_view *c, double sb, double sc,
-                       double min_share)
+static bool build_rows(kd_diff *d, kd_diff_stage *ds, const side_view *b, const side_view *c,
+                       const kd_matching *m, double sb, double sc, double min_share)
 {
     size_t nb = b->ts->aggregates.n, nc = c->ts->aggregates.n, n = 0;
     ds->rows = calloc(nb + nc + 1, sizeof *ds->rows);
@@ -432,11 +342,13 @@ static bool build_rows(kd_diff *d, kd_diff_stage *ds, side_view *b, side_view *c
     for (size_t i = 0; ok && i < nc; i++) {
         kd_diff_row *r = &ds->rows[n++];
         ok = fill_side(d, c, i, sc, min_share, &r->cand) &&
-             (c->match[i] < 0 || fill_side(d, b, (size_t)c->match[i], sb, min_share, &r->base));
-        kd_diff_row_finish(r, c->kind[i]);
+             (m->base_of[i] < 0 || fill_side(d, b, (size_t)m->base_of[i], sb, min_share, &r->base));
+        r->evidence = kd_diff_own(d, m->evidence[i] ? m->evidence[i] : "");
+        ok = ok && r->evidence;
+        kd_diff_row_finish(r, m->kind[i]);
     }
     for (size_t i = 0; ok && i < nb; i++) {
-        if (b->match[i] >= 0)
+        if (m->cand_of[i] >= 0)
             continue;
         kd_diff_row *r = &ds->rows[n++];
         ok = fill_side(d, b, i, sb, min_share, &r->base);
@@ -462,13 +374,21 @@ typedef struct {
     const kd_triage_stage *base, *cand;
 } stage_pair;
 
-static bool diff_stage(kd_diff *d, kd_diff_stage *ds, const stage_pair *p, double min_share)
+static bool diff_stage(kd_diff *d, kd_diff_stage *ds, const stage_pair *p, const kd_diff_options *opt)
 {
     side_view b, c;
     memset(&b, 0, sizeof b);
     memset(&c, 0, sizeof c);
-    bool ok = view_init(&b, p->base) && view_init(&c, p->cand) && match_exact(&b, &c) &&
-              match_relaxed(&b, &c) && build_rows(d, ds, &b, &c, d->scale_base, d->scale_cand, min_share);
+    bool ok = view_init(&b, p->base) && view_init(&c, p->cand);
+    size_t nc = p->cand->aggregates.n;
+    kd_matching m;
+    kd_alias_scorer alias = {baseline_alias_text, baseline_alias_bonus, &b};
+    kd_match_options mo = {opt->match_rules, opt->n_match_rules, &alias};
+    ok = ok && kd_match_kernels(b.items, p->base->aggregates.n, c.items, nc, &mo, &m, NULL) == KD_OK;
+    if (ok) {
+        ok = build_rows(d, ds, &b, &c, &m, d->scale_base, d->scale_cand, opt->sides.min_share);
+        kd_matching_free(&m, nc);
+    }
     summarize(p->base, d->scale_base, &ds->sum_base);
     summarize(p->cand, d->scale_cand, &ds->sum_cand);
     view_free(&b);
@@ -776,7 +696,7 @@ kd_status kd_diff_run(const kd_diff_options *opt, kd_diff *out, kd_error *err)
     if (!st && !pair_stages(out, &src, pairs))
         st = kd_fail(err, KD_ENOMEM, "out of memory");
     for (size_t i = 0; !st && i < out->n_stages; i++)
-        if (!diff_stage(out, &out->stages[i], &pairs[i], opt->sides.min_share))
+        if (!diff_stage(out, &out->stages[i], &pairs[i], opt))
             st = kd_fail(err, KD_ENOMEM, "out of memory matching kernels");
     if (!st && (!warn_missing_comm(out) || !warn_unjudged(out)))
         st = kd_fail(err, KD_ENOMEM, "out of memory");

@@ -3,7 +3,11 @@
  * CSV through libcsv, JSON through yajl_gen (jsonw.h), and an aligned text
  * table for a terminal. Every number is written with a fixed precision and
  * every list in the diff's own order, so the same diff gives the same bytes.
- * Columns and fields are documented in docs/diff.md. */
+ * Every report shows why a row's two kernels were paired (kd_diff_row.evidence)
+ * and lists the replaced pairs as one line each; names too long for a column
+ * are elided in the middle (short_kernel_name), so siblings that differ only
+ * in their tail stay distinct. Columns and fields are documented in
+ * docs/diff.md. */
 #include "config.h"
 
 #include "kerndiff/diff_report.h"
@@ -26,11 +30,14 @@
 /* Rows of the top-regressions / top-improvements lists. */
 #define KD_REPORT_TOP 10
 /* Code points of kernel names in the Markdown lists (the full table keeps
- * the whole name), of names in the text table, and of paths. */
+ * the whole name), of names in the text table, and of paths. Names longer
+ * than that are elided in the middle (short_kernel_name). */
 #define KD_REPORT_MD_NAME 80
 #define KD_REPORT_TEXT_NAME 60
 #define KD_REPORT_PATH 500
-/* Rows of the text table. */
+/* Code points of a row's evidence in the text report. */
+#define KD_REPORT_TEXT_EVIDENCE 200
+/* Rows of the text table, and lines of its replaced list. */
 #define KD_REPORT_TEXT_ROWS 40
 
 /* ---- numbers ------------------------------------------------------------------ */
@@ -119,6 +126,94 @@ static void fmt_grouped(char *buf, size_t n, unsigned long long v)
     buf[o] = '\0';
 }
 
+/* ---- names: elided in the middle ------------------------------------------------ */
+
+/* s[0..head) "..." s[from..len): malloc'd, NULL when out of memory */
+static char *join_elided(const char *s, size_t len, size_t head, size_t from)
+{
+    char *out = malloc(head + 3 + (len - from) + 1);
+    if (!out)
+        return NULL;
+    memcpy(out, s, head);
+    memcpy(out + head, "...", 3);
+    memcpy(out + head + 3, s + from, len - from + 1);
+    return out;
+}
+
+/* s when it has at most max code points, else its first max - 3 - tail code
+ * points, "..." and its last tail code points (tail + 3 < max): malloc'd,
+ * NULL when out of memory. The head says what family a name is, the tail
+ * what tells it from its siblings (a template argument, a number). */
+static char *elide_middle(const char *s, size_t max, size_t tail)
+{
+    size_t len = strlen(s), n = kd_utf8_len(s);
+    if (n <= max || max < tail + 4)
+        return strdup(s);
+    return join_elided(s, len, kd_utf8_offset(s, len, max - 3 - tail), kd_utf8_offset(s, len, n - tail));
+}
+
+static bool word_char(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+/* Code points of the tail that tells a kernel name from its siblings: its
+ * final template-argument list ("<float, float, 2ul>", balanced), else its
+ * last characters (a generated kernel's number: "..._view_17"); at least
+ * max / 4 + 1 and at most 9 * max / 20, so the head keeps the family. A
+ * tail that would start inside a word starts at the word instead (up to 8
+ * code points earlier, else later). */
+static size_t name_tail(const char *s, size_t max)
+{
+    size_t lo = max / 4 + 1, hi = max * 9 / 20, want = lo, len = strlen(s), n = kd_utf8_len(s);
+    if (len && s[len - 1] == '>') {
+        size_t depth = 0;
+        for (size_t i = len; i-- > 0;) {
+            if (s[i] == '>') {
+                depth++;
+            } else if (s[i] == '<' && --depth == 0) {
+                want = kd_utf8_len(s + i);
+                break;
+            }
+        }
+    }
+    want = want < lo ? lo : want > hi ? hi : want;
+    if (want >= n)
+        return want;
+    size_t from = kd_utf8_offset(s, len, n - want), k = 0;
+    if (!word_char(s[from]) || !word_char(s[from - 1]))
+        return want;
+    while (k < 8 && from - k > 1 && word_char(s[from - k - 1]))
+        k++;
+    if (from - k >= 1 && !word_char(s[from - k - 1]) && want + k <= hi)
+        return want + k; /* ASCII word characters: one code point a byte */
+    for (k = 0; k < 8 && word_char(s[from + k]); k++)
+        ;
+    return !word_char(s[from + k]) && want > k + 4 ? want - k : want;
+}
+
+/* A kernel name for a narrow place: normalized as kd_short_name does, and
+ * when longer than max code points elided in the middle, keeping its head
+ * and its distinguishing tail (max code points in all). Two names that
+ * differ only in their last characters stay distinct. Malloc'd; NULL when
+ * out of memory. */
+static char *short_kernel_name(const char *s, size_t max)
+{
+    char *n = kd_normalize_text(s ? s : "");
+    if (!n)
+        return NULL;
+    size_t len = strlen(n), cps = kd_utf8_len(n);
+    if (cps <= max || max < 8)
+        return n;
+    size_t tail = name_tail(n, max), from = kd_utf8_offset(n, len, cps - tail);
+    size_t head = kd_utf8_offset(n, len, max - 3 - tail), k = 0;
+    /* a head that would end inside a word ends before it (8 code points at most) */
+    while (k < 8 && head - k > 1 && word_char(n[head - k - 1]) && word_char(n[head - k]))
+        k++;
+    if (k < 8 && head - k > 1 && !word_char(n[head - k - 1]))
+        head -= k;
+    char *out = join_elided(n, len, head, from);
+    free(n);
+    return out;
+}
+
 /* ---- shared accessors ----------------------------------------------------------- */
 
 static const char *stage_pid(const kd_diff_stage *s, bool cand)
@@ -175,6 +270,25 @@ static void side_pids(const kd_diff *d, bool cand, kd_strbuf *out)
     }
 }
 
+/* why the two kernels of a row were paired ("" when there is nothing to say) */
+static const char *row_evidence(const kd_diff_row *r) { return r->evidence ? r->evidence : ""; }
+
+/* a baseline kernel replaced by a different candidate kernel (a story line) */
+static bool row_is_replaced(const kd_diff_row *r)
+{
+    return r->match == KD_MATCH_REPLACED && r->base.present && r->cand.present;
+}
+
+/* "228 = 228 launches", "76 -> 80 launches" (arrow: "->" or "→") */
+static void launches_text(kd_strbuf *b, const kd_diff_row *r, const char *arrow)
+{
+    unsigned long long x = r->base.launches, y = r->cand.launches;
+    if (x == y)
+        kd_sb_printf(b, "%llu = %llu launches", x, y);
+    else
+        kd_sb_printf(b, "%llu %s %llu launches", x, arrow, y);
+}
+
 static bool row_is_changed(const kd_diff_row *r)
 {
     return !r->base.present || !r->cand.present || fabs(r->d_exposed_us) >= KD_REPORT_EPS_US ||
@@ -217,6 +331,19 @@ static void md_escape(kd_strbuf *b, const char *s)
 static void md_escape_short(kd_strbuf *b, const char *s, size_t max)
 {
     char *t = kd_short_name(s, max);
+    if (!t) {
+        b->oom = true;
+        return;
+    }
+    md_escape(b, t);
+    free(t);
+}
+
+/* A kernel name escaped, elided in the middle to max code points
+ * (short_kernel_name). */
+static void md_escape_name(kd_strbuf *b, const char *s, size_t max)
+{
+    char *t = short_kernel_name(s, max);
     if (!t) {
         b->oom = true;
         return;
@@ -452,12 +579,25 @@ static void md_summary(const kd_report *r, const kd_diff_stage *s, kd_strbuf *b)
 
 /* ---- Markdown: truncatable lists ---------------------------------------------------- */
 
-typedef enum { L_REGRESSIONS = 0, L_IMPROVEMENTS, L_PRIORITY, L_ADDED, L_REMOVED, L_FULL, L_KINDS } md_kind;
+/* The lists of a stage, in document order: the replaced pairs come right
+ * after the stage's summary, before the tables. */
+typedef enum {
+    L_REPLACED = 0,
+    L_REGRESSIONS,
+    L_IMPROVEMENTS,
+    L_PRIORITY,
+    L_ADDED,
+    L_REMOVED,
+    L_FULL,
+    L_KINDS
+} md_kind;
 
-/* What is cut first when the report is too long (product.md §5). */
+/* What is cut first when the report is too long (product.md §5); the
+ * replaced pairs go with the added/removed lists they stand for. */
 typedef enum { TIER_TOP = 0, TIER_PRIORITY, TIER_ADDREM, TIER_FULL } md_tier;
 
-static const md_tier tier_of[L_KINDS] = {TIER_TOP, TIER_TOP, TIER_PRIORITY, TIER_ADDREM, TIER_ADDREM, TIER_FULL};
+static const md_tier tier_of[L_KINDS] = {TIER_ADDREM, TIER_TOP,    TIER_TOP, TIER_PRIORITY,
+                                         TIER_ADDREM, TIER_ADDREM, TIER_FULL};
 
 typedef struct {
     md_kind kind;
@@ -472,6 +612,7 @@ typedef struct {
 static bool row_in_kind(md_kind k, const kd_diff_row *r)
 {
     switch (k) {
+    case L_REPLACED: return row_is_replaced(r);
     case L_REGRESSIONS: return r->d_exposed_us >= KD_REPORT_EPS_US;
     case L_IMPROVEMENTS: return r->d_exposed_us <= -KD_REPORT_EPS_US;
     case L_PRIORITY: return strcmp(r->priority_change, "=") != 0;
@@ -510,7 +651,7 @@ static void md_row_top(const md_list *l, size_t k, kd_strbuf *b)
     const kd_diff_row *r = &l->st->rows[l->rows[k]];
     char x[64], y[64];
     kd_sb_printf(b, "| %zu | ", k + 1);
-    md_escape_short(b, r->name, KD_REPORT_MD_NAME);
+    md_escape_name(b, r->name, KD_REPORT_MD_NAME);
     kd_sb_printf(b, " | %s | %s | ", kd_category_name(r->category), kd_diff_row_kind(r));
     md_cell_side_exposed(b, &r->base);
     kd_sb_puts(b, " | ");
@@ -534,7 +675,7 @@ static void md_row_priority(const md_list *l, size_t k, kd_strbuf *b)
     const kd_diff_row *r = &l->st->rows[l->rows[k]];
     char x[64];
     kd_sb_puts(b, "| ");
-    md_escape_short(b, r->name, KD_REPORT_MD_NAME);
+    md_escape_name(b, r->name, KD_REPORT_MD_NAME);
     kd_sb_printf(b, " | %s | ", kd_diff_row_kind(r));
     md_priority_cell(b, &r->base);
     kd_sb_puts(b, " | ");
@@ -548,7 +689,7 @@ static void md_row_one_side(const md_list *l, size_t k, kd_strbuf *b)
     const kd_diff_side *s = l->kind == L_ADDED ? &r->cand : &r->base;
     char x[64], y[64], z[64];
     kd_sb_puts(b, "| ");
-    md_escape_short(b, s->name, KD_REPORT_MD_NAME);
+    md_escape_name(b, s->name, KD_REPORT_MD_NAME);
     kd_sb_printf(b, " | %s | %" PRIu64 " | %s | %s | %s | ", kd_category_name(s->category), s->launches,
               fmt_fixed(x, sizeof x, 1, s->total_us), fmt_fixed(y, sizeof y, 1, s->exposed_us),
               fmt_fixed(z, sizeof z, 1, s->hidden_us));
@@ -583,6 +724,10 @@ static void md_row_full(const md_list *l, size_t k, kd_strbuf *b)
         kd_sb_puts(b, "<br>baseline: ");
         md_escape(b, r->base.name);
     }
+    if (*row_evidence(r)) {
+        kd_sb_puts(b, "<br>paired: ");
+        md_escape(b, row_evidence(r));
+    }
     kd_sb_printf(b, " | %s | %s | ", kd_category_name(r->category), kd_diff_row_kind(r));
     md_pair(b, r, 0, (double)r->base.launches, (double)r->cand.launches);
     kd_sb_puts(b, " | ");
@@ -600,9 +745,32 @@ static void md_row_full(const md_list *l, size_t k, kd_strbuf *b)
     kd_sb_puts(b, " |\n");
 }
 
+/* "- <code>old</code> → <code>new</code>: +1.5 us total (120.7 → 122.1 us),
+ * 228 = 228 launches — EVIDENCE". The names go through md_escape inside
+ * <code> (backslash escapes and entities are read there, not in a code span). */
+static void md_row_replaced(const md_list *l, size_t k, kd_strbuf *b)
+{
+    const kd_diff_row *r = &l->st->rows[l->rows[k]];
+    const char *u = time_unit(l->r);
+    char x[64], y[64], z[64];
+    kd_sb_puts(b, "- <code>");
+    md_escape_name(b, r->base.name, KD_REPORT_MD_NAME);
+    kd_sb_puts(b, "</code> → <code>");
+    md_escape_name(b, r->cand.name, KD_REPORT_MD_NAME);
+    kd_sb_printf(b, "</code>: %s %s total (%s → %s %s), ", fmt_signed(x, sizeof x, 1, r->d_total_us), u,
+                 fmt_fixed(y, sizeof y, 1, r->base.total_us), fmt_fixed(z, sizeof z, 1, r->cand.total_us), u);
+    launches_text(b, r, "→");
+    if (*row_evidence(r)) {
+        kd_sb_puts(b, " — ");
+        md_escape(b, row_evidence(r));
+    }
+    kd_sb_puts(b, "\n");
+}
+
 static void md_list_row(const md_list *l, size_t k, kd_strbuf *b)
 {
     switch (l->kind) {
+    case L_REPLACED: md_row_replaced(l, k, b); break;
     case L_REGRESSIONS:
     case L_IMPROVEMENTS: md_row_top(l, k, b); break;
     case L_PRIORITY: md_row_priority(l, k, b); break;
@@ -612,17 +780,30 @@ static void md_list_row(const md_list *l, size_t k, kd_strbuf *b)
     }
 }
 
-static const char *const list_title[L_KINDS] = {
-    "Top regressions (exposed time grew)", "Top improvements (exposed time shrank)", "Priority changes",
-    "Added kernels (candidate only)",      "Removed kernels (baseline only)",        ""};
+static const char *const list_title[L_KINDS] = {"Replaced kernels",
+                                                "Top regressions (exposed time grew)",
+                                                "Top improvements (exposed time shrank)",
+                                                "Priority changes",
+                                                "Added kernels (candidate only)",
+                                                "Removed kernels (baseline only)",
+                                                ""};
 
-static const char *const list_none[L_KINDS] = {
-    "No kernel's exposed time grew by 0.05 us or more.", "No kernel's exposed time shrank by 0.05 us or more.",
-    "No triage priority changed.", "No kernel was added.", "No kernel was removed.", ""};
+static const char *const list_none[L_KINDS] = {"",
+                                               "No kernel's exposed time grew by 0.05 us or more.",
+                                               "No kernel's exposed time shrank by 0.05 us or more.",
+                                               "No triage priority changed.",
+                                               "No kernel was added.",
+                                               "No kernel was removed.",
+                                               ""};
 
 static void md_list_head(const md_list *l, kd_strbuf *b)
 {
     const char *u = time_unit(l->r);
+    if (l->kind == L_REPLACED) { /* only when there is one */
+        if (l->n)
+            kd_sb_printf(b, "**%s**\n\n", list_title[l->kind]);
+        return;
+    }
     if (l->kind == L_FULL) {
         kd_sb_printf(b, "<details><summary>All %zu kernels</summary>\n\n", l->st->n_rows);
         kd_sb_printf(b, "| kernel | category | match | launches | total (%s) | exposed (%s) | Δ exposed (%s) | "
@@ -663,6 +844,8 @@ static void md_list_head(const md_list *l, kd_strbuf *b)
 
 static void md_list_tail(const md_list *l, kd_strbuf *b)
 {
+    if (l->kind == L_REPLACED && !l->n)
+        return;
     kd_sb_puts(b, l->kind == L_FULL ? "\n</details>\n\n" : "\n");
 }
 
@@ -855,7 +1038,7 @@ static const char *const csv_tail_fields[] = {"d_total_us", "d_exposed_us", "d_h
 
 static void csv_header(FILE *out)
 {
-    fputs("stage,kernel,category,match,baseline_name,candidate_name", out);
+    fputs("stage,kernel,category,match,evidence,baseline_name,candidate_name", out);
     for (int side = 0; side < 2; side++)
         for (size_t i = 0; csv_side_fields[i]; i++)
             fprintf(out, ",%s%s", side ? "c_" : "b_", csv_side_fields[i]);
@@ -908,6 +1091,7 @@ static void csv_row(FILE *out, kd_stage stage, const kd_diff_row *r)
     csv_text(out, r->name, false);
     csv_text(out, kd_category_name(r->category), false);
     csv_text(out, kd_diff_row_kind(r), false);
+    csv_text(out, row_evidence(r), false); /* "" (quoted) when there is nothing to say */
     csv_text(out, r->base.present ? r->base.name : NULL, false);
     csv_text(out, r->cand.present ? r->cand.name : NULL, false);
     csv_side(out, &r->base);
@@ -1164,6 +1348,7 @@ static void json_row(kd_json *j, kd_stage stage, const kd_diff_row *r)
     json_str_key(j, "", "kernel", true, r->name);
     json_str_key(j, "", "category", true, kd_category_name(r->category));
     json_str_key(j, "", "match", true, kd_diff_row_kind(r));
+    json_str_key(j, "", "evidence", true, row_evidence(r));
     json_str_key(j, "", "baseline_name", r->base.present, r->base.name);
     json_str_key(j, "", "candidate_name", r->cand.present, r->cand.name);
     json_side(j, "b_", &r->base);
@@ -1242,12 +1427,43 @@ static void text_sanitize(char *s)
             *s = '?';
 }
 
-static void text_cell_short(char *cell, const char *s, size_t max)
+/* a kernel name elided in the middle (short_kernel_name); max * 4 < X_CELL */
+static void text_cell_name(char *cell, const char *s, size_t max)
 {
-    char *t = kd_short_name(s, max);
+    char *t = short_kernel_name(s, max);
     snprintf(cell, X_CELL, "%s", t ? t : "");
     free(t);
     text_sanitize(cell);
+}
+
+/* Trace text for a line of the text report: elided in the middle to max
+ * code points (the last `tail` kept), control characters as '?'. Malloc'd;
+ * NULL when out of memory. */
+static char *text_elided(const char *s, size_t max, size_t tail)
+{
+    char *t = elide_middle(s ? s : "", max, tail);
+    if (t)
+        text_sanitize(t);
+    return t;
+}
+
+/* fputs of a kernel name elided to KD_REPORT_TEXT_NAME */
+static bool text_put_name(FILE *out, const char *name)
+{
+    char cell[X_CELL];
+    text_cell_name(cell, name, KD_REPORT_TEXT_NAME);
+    return fputs(cell, out) != EOF;
+}
+
+/* fputs of a row's evidence, elided to KD_REPORT_TEXT_EVIDENCE */
+static bool text_put_evidence(FILE *out, const kd_diff_row *r)
+{
+    char *t = text_elided(row_evidence(r), KD_REPORT_TEXT_EVIDENCE, KD_REPORT_TEXT_EVIDENCE / 2);
+    if (!t)
+        return false;
+    fputs(t, out);
+    free(t);
+    return true;
 }
 
 static void text_side_num(char *cell, const kd_diff_side *s, double v)
@@ -1260,7 +1476,7 @@ static void text_side_num(char *cell, const kd_diff_side *s, double v)
 
 static void text_cells(const kd_diff_row *r, char cells[X_COLS][X_CELL])
 {
-    text_cell_short(cells[X_KERNEL], r->name, KD_REPORT_TEXT_NAME);
+    text_cell_name(cells[X_KERNEL], r->name, KD_REPORT_TEXT_NAME);
     snprintf(cells[X_CAT], X_CELL, "%s", kd_category_name(r->category));
     snprintf(cells[X_MATCH], X_CELL, "%s", kd_diff_row_kind(r));
     text_side_num(cells[X_BEXP], &r->base, r->base.exposed_us);
@@ -1289,6 +1505,71 @@ static void text_print_row(FILE *out, char cells[X_COLS][X_CELL], const size_t *
             fputs("  ", out);
     }
     fputc('\n', out);
+}
+
+/* Under a matched row that is not exact, what the table cannot show: the
+ * baseline's name when it differs, and why the two were paired:
+ *     paired with triton_poi_fused_addmm_gelu_view_17: _17 -> _18; launches 76 = 76; ...
+ * Nothing for an exact match or a one-sided row. */
+static bool text_paired(FILE *out, const kd_diff_row *r)
+{
+    if (!r->base.present || !r->cand.present || r->match == KD_MATCH_EXACT)
+        return true;
+    bool renamed = strcmp(r->base.name, r->cand.name) != 0, why = *row_evidence(r) != '\0';
+    if (!renamed && !why)
+        return true;
+    bool ok = true;
+    fputs(renamed ? "    paired with " : "    paired", out);
+    if (renamed)
+        ok = text_put_name(out, r->base.name);
+    if (why) {
+        fputs(": ", out);
+        ok = ok && text_put_evidence(out, r);
+    }
+    fputc('\n', out);
+    return ok;
+}
+
+/* The replaced pairs of a stage as story lines, before its table (the
+ * Markdown's bullets in ASCII), at most KD_REPORT_TEXT_ROWS of them:
+ *   replaced:
+ *     aiter::fmha_fwd_hd128_bf16_rtz -> sage_fwd: +1400.0 us total
+ *       (120700.0 -> 122100.0 us), 228 = 228 launches -- EVIDENCE   (one line) */
+static bool text_replaced(const kd_report *r, const kd_diff_stage *s, FILE *out)
+{
+    const char *u = time_unit(r);
+    size_t n = 0, shown = 0;
+    bool ok = true;
+    for (size_t i = 0; i < s->n_rows; i++) {
+        const kd_diff_row *row = &s->rows[i];
+        if (!row_is_replaced(row))
+            continue;
+        n++;
+        if (shown == KD_REPORT_TEXT_ROWS)
+            continue;
+        if (!shown++)
+            fputs("replaced:\n", out);
+        char x[64], y[64], z[64];
+        kd_strbuf b = {0};
+        fputs("  ", out);
+        ok = ok && text_put_name(out, row->base.name);
+        fputs(" -> ", out);
+        ok = ok && text_put_name(out, row->cand.name);
+        launches_text(&b, row, "->");
+        fprintf(out, ": %s %s total (%s -> %s %s), %s", fmt_signed(x, sizeof x, 1, row->d_total_us), u,
+                fmt_fixed(y, sizeof y, 1, row->base.total_us), fmt_fixed(z, sizeof z, 1, row->cand.total_us), u,
+                kd_sb_str(&b));
+        ok = ok && !b.oom;
+        kd_sb_free(&b);
+        if (*row_evidence(row)) {
+            fputs(" -- ", out);
+            ok = ok && text_put_evidence(out, row);
+        }
+        fputc('\n', out);
+    }
+    if (n > shown)
+        fprintf(out, "  %zu more replaced pairs not shown; see --csv or --json\n", n - shown);
+    return ok;
 }
 
 /* the shown rows: the first KD_REPORT_TEXT_ROWS changed ones */
@@ -1321,9 +1602,12 @@ static void text_summary(const kd_report *r, const kd_diff_stage *s, FILE *out)
 static bool text_stage(const kd_report *r, const kd_diff_stage *s, FILE *out)
 {
     text_summary(r, s, out);
+    if (!text_replaced(r, s, out))
+        return false;
     size_t *pick = malloc((s->n_rows ? s->n_rows : 1) * sizeof *pick), changed;
     if (!pick)
         return false;
+    bool ok = true;
     size_t n = text_pick(s, pick, &changed);
     if (n) {
         size_t width[X_COLS];
@@ -1342,6 +1626,7 @@ static bool text_stage(const kd_report *r, const kd_diff_stage *s, FILE *out)
         for (size_t i = 0; i < n; i++) {
             text_cells(&s->rows[pick[i]], cells);
             text_print_row(out, cells, width);
+            ok = ok && text_paired(out, &s->rows[pick[i]]);
         }
     } else {
         fputs("(no kernel changed)\n", out);
@@ -1351,39 +1636,47 @@ static bool text_stage(const kd_report *r, const kd_diff_stage *s, FILE *out)
     if (s->n_rows > changed)
         fprintf(out, "%zu unchanged row%s hidden\n", s->n_rows - changed, s->n_rows - changed == 1 ? "" : "s");
     free(pick);
-    return true;
+    return ok;
 }
 
-static void text_inputs(const kd_report *r, FILE *out)
+/* A path or a device name for the text report: at most KD_REPORT_PATH code
+ * points, elided in the middle so a path keeps its file name. */
+static char *text_path(const char *s) { return text_elided(s, KD_REPORT_PATH, KD_REPORT_PATH / 2); }
+
+static bool text_inputs(const kd_report *r, FILE *out)
 {
-    for (int side = 0; side < 2; side++) {
+    bool ok = true;
+    for (int side = 0; ok && side < 2; side++) {
         kd_strbuf pids = {0};
-        char path[X_CELL * 2];
         side_pids(r->diff, side == 1, &pids);
-        snprintf(path, sizeof path, "%s", opt_path(r, side == 1));
-        text_sanitize(path);
-        fprintf(out, "%s %s (pid %s, %.0f ProfilerSteps)", side ? "candidate:" : "baseline: ", path,
+        char *path = text_path(opt_path(r, side == 1));
+        ok = path && !pids.oom;
+        fprintf(out, "%s %s (pid %s, %.0f ProfilerSteps)", side ? "candidate:" : "baseline: ", path ? path : "",
                 pids.n ? kd_sb_str(&pids) : "-", side ? r->diff->steps_cand : r->diff->steps_base);
+        free(path);
+        kd_sb_free(&pids);
         const char *m = opt_mapping(r, side == 1);
         if (m) {
-            snprintf(path, sizeof path, "%s", m);
-            text_sanitize(path);
-            fprintf(out, ", mapping %s", path);
+            path = text_path(m);
+            ok = ok && path;
+            fprintf(out, ", mapping %s", path ? path : "");
+            free(path);
         }
         fputc('\n', out);
-        kd_sb_free(&pids);
         const kd_diff_input *in = side_input(r, side == 1);
         const kd_kernel_accounting *a = &in->acc;
-        char rank[96], device[X_CELL];
-        snprintf(device, sizeof device, "%s", device_text(in));
-        text_sanitize(device);
+        char rank[96];
+        char *device = text_path(device_text(in));
+        ok = ok && device;
         fprintf(out, "  stages from %s (%s); rank %s; device %s\n", in->stages_how, in->stages,
-                rank_text(in, rank, sizeof rank), device);
+                rank_text(in, rank, sizeof rank), device ? device : "");
+        free(device);
         fputs("  kernels: ", out);
         kd_accounting_write_text(a, out);
         fputc('\n', out);
     }
     fprintf(out, "normalization: %s\n", normalized(r) ? "steps (every time is per ProfilerStep)" : "none");
+    return ok;
 }
 
 bool kd_diff_write_text(const kd_report *r, FILE *out)
@@ -1391,10 +1684,9 @@ bool kd_diff_write_text(const kd_report *r, FILE *out)
     fprintf(out, "%s\n", gate_line(r));
     for (size_t i = 0; i < n_warnings(r); i++)
         fprintf(out, "WARNING: %s\n", warning_at(r, i));
-    text_inputs(r, out);
+    bool ok = text_inputs(r, out);
     if (!r->diff->n_stages)
         fputs("\nno stage is present on both sides: nothing was compared\n", out);
-    bool ok = true;
     for (size_t s = 0; ok && s < r->diff->n_stages; s++)
         ok = text_stage(r, &r->diff->stages[s], out);
     return ok && !ferror(out);

@@ -119,8 +119,9 @@ struct kd_relaxed_impl {
 
 const char *kd_match_kind_name(kd_match_kind k)
 {
-    static const char *const names[] = {"none", "exact", "prefix", "substring", "long-prefix", "alias"};
-    return k <= KD_MATCH_ALIAS ? names[k] : "none";
+    static const char *const names[] = {"none",  "exact",      "prefix",   "substring",  "long-prefix", "alias",
+                                        "rule",  "renumbered", "template", "retargeted", "replaced"};
+    return k <= KD_MATCH_REPLACED ? names[k] : "none";
 }
 
 /* ---- alias groups (reference §4 step 4, kernel_alias_token_groups) ---------- */

@@ -193,8 +193,7 @@ size_t kd_utf8_len(const char *s)
     return count;
 }
 
-/* Byte offset of code point number `index` of s (len if s is shorter). */
-static size_t byte_offset_of_cp(const char *s, size_t len, size_t index)
+size_t kd_utf8_offset(const char *s, size_t len, size_t index)
 {
     size_t pos = 0;
     uint32_t cp;
@@ -479,7 +478,7 @@ char *kd_short_name(const char *s, size_t max_len)
         keep = max_len - 3;
     else
         keep = chars > 3 - max_len ? chars - (3 - max_len) : 0;
-    size_t cut = byte_offset_of_cp(name, len, keep);
+    size_t cut = kd_utf8_offset(name, len, keep);
     char *out = concat5(name, cut, "...", 3, "", 0, "", 0, "", 0);
     free(name);
     return out;
@@ -703,7 +702,7 @@ static size_t t_offset_of_lower_offset(const char *t, size_t tlen, const char *l
                                        size_t lower_off, size_t extra_cps)
 {
     size_t index = cp_count(lowered, lower_off) + extra_cps;
-    return byte_offset_of_cp(t, tlen, index);
+    return kd_utf8_offset(t, tlen, index);
 }
 
 char *kd_normalize_repo_relative_path(const char *s)

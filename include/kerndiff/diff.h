@@ -24,6 +24,11 @@ typedef struct {
     kd_triage_options sides;
     bool normalize_steps; /* --normalize steps */
     bool allow_identical; /* --allow-identical: a gate may judge a trace against itself */
+    /* --match-rule OLD_GLOB=NEW_GLOB (repeatable): a baseline kernel whose
+     * canonical name matches OLD_GLOB pairs with a candidate kernel matching
+     * NEW_GLOB (fnmatch), before any heuristic; n_match_rules entries */
+    const char *const *match_rules;
+    size_t n_match_rules;
     bool sequential; /* load the sides one after the other (tests) */
 } kd_diff_options;
 
@@ -47,6 +52,9 @@ typedef struct {
     const char *name; /* the candidate's name if present, else the baseline's */
     kd_category category;
     kd_match_kind match; /* KD_MATCH_NONE with only one side: added / removed */
+    const char *evidence; /* why the two were paired, e.g. "same scope
+                             flux.py(124), 228 = 228 launches"; "" for exact
+                             matches and one-sided rows */
     kd_diff_side base, cand;
     double d_total_us, d_exposed_us, d_hidden_us;    /* candidate - baseline */
     double pct_total, pct_exposed, pct_hidden;       /* relative %, NAN when baseline is 0 */

@@ -23,16 +23,24 @@
 
 #include "kerndiff/intern.h" /* kept for the includers that relied on it */
 
+/* How a diff row's two kernels were paired (match.h). The relaxed lookup
+ * below gives PREFIX .. ALIAS; the matcher adds the others. */
 typedef enum {
     KD_MATCH_NONE = 0,
     KD_MATCH_EXACT,
     KD_MATCH_PREFIX,
     KD_MATCH_SUBSTRING,
     KD_MATCH_LONG_PREFIX,
-    KD_MATCH_ALIAS
+    KD_MATCH_ALIAS,
+    KD_MATCH_RULE,        /* a user's --match-rule OLD_GLOB=NEW_GLOB */
+    KD_MATCH_RENUMBERED,  /* generated names (Inductor/Triton) without their number */
+    KD_MATCH_TEMPLATE,    /* the name without template arguments and parameters */
+    KD_MATCH_RETARGETED,  /* the same library kernel for another GPU architecture */
+    KD_MATCH_REPLACED     /* a different kernel in the same place of the work */
 } kd_match_kind;
 
-/* "exact", "prefix", "substring", "long-prefix", "alias", "none" */
+/* "exact", "prefix", "substring", "long-prefix", "alias", "rule",
+ * "renumbered", "template", "retargeted", "replaced", "none" */
 const char *kd_match_kind_name(kd_match_kind k);
 
 /* The alias step's view of a candidate: the text whose compact form is

@@ -59,6 +59,9 @@ bool kd_contains_any(const char *text, const char *const *keywords);
 
 /* Number of Unicode code points of a UTF-8 string. */
 size_t kd_utf8_len(const char *s);
+/* Byte offset of code point number `index` of s[0..len), counting as
+ * kd_utf8_len does (len when s is shorter). */
+size_t kd_utf8_offset(const char *s, size_t len, size_t index);
 
 /* OH short_name(name, max_len): normalize, then keep max_len-3 code points + "...". */
 char *kd_short_name(const char *s, size_t max_len);

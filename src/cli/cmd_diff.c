@@ -32,6 +32,10 @@ static void diff_help(void)
            "  --candidate-mapping M  the same for the candidate\n"
            "  --normalize MODE       none (default) or steps: divide every time by the\n"
            "                         side's ProfilerStep count (runs of different length)\n"
+           "  --match-rule OLD_GLOB=NEW_GLOB\n"
+           "                         pair a baseline kernel whose name matches OLD_GLOB\n"
+           "                         with a candidate kernel matching NEW_GLOB (shell globs\n"
+           "                         on the canonical name; repeatable), before any heuristic\n"
            "\n"
            "The CI gate (thresholds: REL%%, ABS with a unit us, ms or s, or both as REL%%,ABS):\n"
            "  --fail-on-exposed-comm REL[,ABS]\n"
@@ -100,6 +104,8 @@ typedef struct {
     kd_diff_options d;
     kd_gate fail, warn;
     kd_cli_common com;
+    const char **rules; /* --match-rule values, NULL-terminated (d.match_rules) */
+    size_t n_rules;
 } diff_cli;
 
 static const struct option diff_options[] = {
@@ -112,6 +118,7 @@ static const struct option diff_options[] = {
     {"fail-on-exposed-comm", required_argument, NULL, 'F'},
     {"warn-on-exposed-comm", required_argument, NULL, 'W'},
     {"allow-identical", no_argument, NULL, 'I'},
+    {"match-rule", required_argument, NULL, 'R'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -125,6 +132,27 @@ static int parse_gate(int c, const char *arg, diff_cli *o)
         return kd_cli_usage_error("diff", "--%s-on-exposed-comm given twice; give one threshold", name);
     if (!kd_gate_parse(arg, g, msg, sizeof msg))
         return kd_cli_usage_error("diff", "--%s-on-exposed-comm: %s", name, msg);
+    return 0;
+}
+
+/* --match-rule OLD_GLOB=NEW_GLOB: exactly one '=', a glob on each side;
+ * kept (argv outlives the run) in o->rules. */
+static int parse_match_rule(const char *arg, diff_cli *o)
+{
+    const char *eq = strchr(arg, '=');
+    const char *why = !eq                 ? "no '='"
+                      : strchr(eq + 1, '=') ? "more than one '=' (a '=' in a name: match it with '?')"
+                      : eq == arg           ? "OLD_GLOB is empty"
+                      : !eq[1]              ? "NEW_GLOB is empty"
+                                            : NULL;
+    if (why)
+        return kd_cli_usage_error("diff", "--match-rule takes OLD_GLOB=NEW_GLOB, not '%s': %s", arg, why);
+    const char **r = realloc(o->rules, (o->n_rules + 2) * sizeof *r);
+    if (!r)
+        return kd_cli_error("out of memory");
+    r[o->n_rules++] = arg;
+    r[o->n_rules] = NULL;
+    o->rules = r;
     return 0;
 }
 
@@ -155,10 +183,16 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
                 return KD_EXIT_ERROR;
             break;
         case 'I': o->d.allow_identical = true; break;
+        case 'R':
+            if (parse_match_rule(optarg, o))
+                return KD_EXIT_ERROR;
+            break;
         case 'h': diff_help(); return -1;
         default: return kd_cli_bad_option("diff", diff_options, c, argv[optind - 1]);
         }
     }
+    o->d.match_rules = o->rules;
+    o->d.n_match_rules = o->n_rules;
     o->d.sides = o->com.analysis;
     o->d.sides.load = kd_cli_load_options(o->com.threads, 2, o->com.max_string); /* the sides load at once */
     if (!report_for(o->com.format))
@@ -191,28 +225,25 @@ static bool render_report(void *ctx, const char *format, FILE *fp)
     return report_for(format)(ctx, fp);
 }
 
-int kd_cmd_diff(int argc, char **argv)
+static int run_diff(diff_cli *o, int argc, char **argv)
 {
-    diff_cli o;
-    memset(&o, 0, sizeof o);
-    kd_cli_common_init(&o.com);
-    int rc = parse_diff_args(argc, argv, &o);
+    int rc = parse_diff_args(argc, argv, o);
     if (rc)
         return rc < 0 ? KD_EXIT_OK : rc;
-    const char *inputs[4] = {o.d.baseline_path, o.d.candidate_path, o.d.baseline_mapping,
-                             o.d.candidate_mapping};
+    const char *inputs[4] = {o->d.baseline_path, o->d.candidate_path, o->d.baseline_mapping,
+                             o->d.candidate_mapping};
     kd_outputs outs;
-    if (!kd_cli_one_stdin("diff", inputs, 4) || !kd_cli_plan_outputs("diff", &o.com, inputs, 4, &outs))
+    if (!kd_cli_one_stdin("diff", inputs, 4) || !kd_cli_plan_outputs("diff", &o->com, inputs, 4, &outs))
         return KD_EXIT_ERROR;
     kd_error err;
     kd_error_clear(&err);
     kd_diff d;
-    if (kd_diff_run(&o.d, &d, &err) != KD_OK) {
+    if (kd_diff_run(&o->d, &d, &err) != KD_OK) {
         kd_outputs_abort(&outs);
         return kd_cli_error("%s", err.msg);
     }
     kd_gate_result gate;
-    kd_diff_gate(&d, &o.fail, &o.warn, &gate);
+    kd_diff_gate(&d, &o->fail, &o->warn, &gate);
     if (gate.verdict == KD_VERDICT_UNJUDGED) {
         /* a gate that measured nothing: no report may claim a verdict */
         kd_outputs_abort(&outs);
@@ -221,9 +252,9 @@ int kd_cmd_diff(int argc, char **argv)
         kd_diff_free(&d);
         return KD_EXIT_ERROR;
     }
-    kd_report rep = {&d, &o.fail, &o.warn, &gate};
+    kd_report rep = {&d, &o->fail, &o->warn, &gate};
     rc = kd_outputs_write(&outs, render_report, &rep) ? KD_EXIT_OK : KD_EXIT_ERROR;
-    if (rc == KD_EXIT_OK && !stderr_repeats_stdout(&o)) {
+    if (rc == KD_EXIT_OK && !stderr_repeats_stdout(o)) {
         /* product.md §4: the verdict line goes to stderr */
         fprintf(stderr, "%s\n", gate.line);
         for (size_t i = 0; i < gate.n_warnings; i++)
@@ -233,5 +264,15 @@ int kd_cmd_diff(int argc, char **argv)
         rc = KD_EXIT_GATE;
     kd_gate_result_free(&gate);
     kd_diff_free(&d);
+    return rc;
+}
+
+int kd_cmd_diff(int argc, char **argv)
+{
+    diff_cli o;
+    memset(&o, 0, sizeof o);
+    kd_cli_common_init(&o.com);
+    int rc = run_diff(&o, argc, argv);
+    free(o.rules);
     return rc;
 }

@@ -199,6 +199,31 @@ except Exception as e:
 " "$1" "$2" 2>&1
 }
 
+# diff_json DESC ARGS...: runs diff ARGS --format json; true when it exits 0
+# with a JSON document (else reports DESC as a failed check).
+diff_json()
+{
+    dj_desc=$1
+    shift
+    run "$KD_BIN" diff "$@" --format json
+    if [ "$rc" -ne 0 ] || ! json_ok "$T/out" 'isinstance(d, dict)'; then
+        notok "$dj_desc" "exit $rc; stderr: $(err_text); stdout: $(head -c 200 "$T/out")"
+        return 1
+    fi
+    return 0
+}
+
+# expect_json DESC EXPR SHOWN: the last JSON on stdout satisfies EXPR (else
+# the failure shows the Python expression SHOWN).
+expect_json()
+{
+    if json_ok "$T/out" "$2"; then
+        ok "$1"
+    else
+        notok "$1" "got $(json_eval "$T/out" "$3")"
+    fi
+}
+
 # inspect_json PATH [DESC]: runs inspect --format json; true when it exits 0
 # with a JSON document on stdout (else reports DESC as a failed check).
 inspect_json()

@@ -85,7 +85,14 @@ longp=$(count_match long-prefix)
 alias=$(count_match alias)
 added=$(count_match added)
 removed=$(count_match removed)
-matched=$((exact + prefix + substring + longp + alias))
+# the matcher's own kinds: no generated names, templates or architectures
+# here; the kernels left between matched neighbours may be replaced ones
+rule=$(count_match rule)
+renumbered=$(count_match renumbered)
+template=$(count_match template)
+retargeted=$(count_match retargeted)
+replaced=$(count_match replaced)
+matched=$((exact + prefix + substring + longp + alias + rule + renumbered + template + retargeted + replaced))
 [ -n "$r" ] || [ $((matched + removed)) -eq "$N" ] || r="$matched matched + $removed removed != $N baseline kernels"
 [ -n "$r" ] || [ $((matched + added)) -eq "$N" ] || r="$matched matched + $added added != $N candidate kernels"
 check "diff completes; every kernel of each side in exactly one row" "$r"
@@ -94,12 +101,25 @@ check "diff completes; every kernel of each side in exactly one row" "$r"
 check "no exact, prefix or substring matches" \
     "$( [ "$exact$prefix$substring" = 000 ] || echo "exact $exact, prefix $prefix, substring $substring")"
 
+check "no rule, renumbered, template or retargeted matches" \
+    "$( [ "$rule$renumbered$template$retargeted" = 0000 ] || echo "rule $rule, renumbered $renumbered, template $template, retargeted $retargeted")"
+
+# a replaced pair: launches within 1.5x of each other, with its evidence
+bad_replaced=$(python3 -c '
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["match"] == "replaced"]
+bad = [r for r in rows if not r["evidence"].startswith("the same place in the launch order")
+       or max(int(r["b_launches"]), int(r["c_launches"])) > 1.5 * min(int(r["b_launches"]), int(r["c_launches"]))]
+print(len(bad))' "$T/diff.csv" 2>&1)
+check "replaced pairs have comparable launches and say where they sit" \
+    "$( [ "$bad_replaced" = 0 ] || echo "$bad_replaced replaced pairs without comparable launches or evidence")"
+
 # long names match long names only, and every long baseline is taken: by a
 # long candidate (of its own shape while one is left: the 40% rule), or first
 # by an alias match (alias candidates hit the FlashAttnFwdSm90 token that
 # only the long names carry)
 n_long=$((N / 4)) # names 3, 7, 11, ...
-long_pairs=$(grep -cE '^"all","[^"]*","[^"]*","long-prefix","[^"]*, tile_[0-9]{7}_v1, [^"]*","[^"]*, tile_[0-9]{7}_v2, ' "$T/diff.csv")
+long_pairs=$(grep -cE '^"all","[^"]*","[^"]*","long-prefix","[^"]*","[^"]*, tile_[0-9]{7}_v1, [^"]*","[^"]*, tile_[0-9]{7}_v2, ' "$T/diff.csv")
 r=""
 [ "$longp" -gt 0 ] || r="no long-prefix matches"
 [ -n "$r" ] || [ "$long_pairs" -eq "$longp" ] || r="$long_pairs of $longp long-prefix matches pair two long names"
@@ -108,7 +128,7 @@ check "long-prefix matches pair long names; every long baseline is matched" "$r"
 
 # alias matches are exactly the flash_attn_fwd_combine candidates, each
 # claiming a distinct baseline (the rows are one per baseline)
-alias_ok=$(grep -cE '^"all","[^"]*","[^"]*","alias","[^"]*","void flash::flash_attn_fwd_combine_' "$T/diff.csv")
+alias_ok=$(grep -cE '^"all","[^"]*","[^"]*","alias","[^"]*","[^"]*","void flash::flash_attn_fwd_combine_' "$T/diff.csv")
 r=""
 [ "$alias" -gt 0 ] || r="no alias matches"
 [ -n "$r" ] || [ "$alias_ok" -eq "$alias" ] || r="$alias_ok of $alias alias matches are flash_attn_fwd_combine candidates"

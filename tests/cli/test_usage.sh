@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_usage.sh — the rough edges a new user meets first: a --pid that
 # matches nothing, a pid per side, a command given in the wrong place,
-# misspelt options, threshold units, repeated options, --limit's range,
+# misspelt options, threshold units, repeated options, --match-rule's
+# OLD_GLOB=NEW_GLOB, --limit's range,
 # standard input as a trace, and the --help texts.
 #
 # Run by `make check` with KD_BIN and KD_SRCDIR. Prints "ok N - ..." /
@@ -81,6 +82,24 @@ run "$KD_BIN" diff "$B" "$B" --warn-on-exposed-comm 5% --warn-on-exposed-comm 10
 expect_usage_error "--warn-on-exposed-comm twice: an error" "given twice"
 run "$KD_BIN" diff "$B" "$B" --json "$T/a.json" --json "$T/b.json"
 expect_usage_error "--json twice: an error" "given twice"
+
+section "--match-rule OLD_GLOB=NEW_GLOB: parsed, repeatable"
+for spec in "abc:no '='" "=sage_fwd:OLD_GLOB is empty" "aiter*=:NEW_GLOB is empty" "a=b=c:more than one '='"; do
+    arg=${spec%%:*}
+    why=${spec#*:}
+    run "$KD_BIN" diff "$B" "$B" --match-rule "$arg"
+    r=$(one_line_error 2 "" "--match-rule" "$why")
+    [ -s "$T/out" ] && r="$r; stdout not empty"
+    check "diff --match-rule '$arg': $why; exit 2, one line naming the option" "$r"
+done
+run "$KD_BIN" diff "$B" "$B" --match-rule
+expect_usage_error "diff --match-rule without a value: says it needs one" "needs a value"
+run "$KD_BIN" diff "$B" "$B" --match-rule 'aiter::fmha_fwd*=sage_fwd' --match-rule 'k_*=k_?' --json - -q
+expect_true "diff --match-rule given twice: repeatable, exit 0, a JSON report" \
+    "[ \"\$rc\" -eq 0 ] && json_ok \"\$T/out\" 'd[\"schema\"] == \"kerndiff.diff/1\"'"
+run "$KD_BIN" diff --help
+expect_true "diff --help documents --match-rule" \
+    "[ \"\$rc\" -eq 0 ] && grep -q -- '--match-rule OLD_GLOB=NEW_GLOB' \"\$T/out\" && grep -q 'before any heuristic' \"\$T/out\""
 
 section "--limit and --min-share say their ranges"
 run "$KD_BIN" triage "$B" --limit 99999999999999999999

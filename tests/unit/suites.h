@@ -22,6 +22,7 @@ Suite *kernelsites_suite(void);
 Suite *report_suite(void);
 Suite *diff_suite(void);
 Suite *split_suite(void);
+Suite *match_suite(void);
 
 #include "kerndiff/load.h"
 /* Fails the test unless a serial and a split load of the same bytes agree:

@@ -1,9 +1,13 @@
 /* test_diff_report.c — unit tests of src/diff_report.c (product.md §5) on a kd_diff
- * built by hand (no traces): two stages with rows of every kind (exact,
- * long-prefix, prefix, added, removed), a priority change, a NaN percent and
- * a kernel name made to break Markdown and CSV. Checks the Markdown sections,
- * escaping and size limit, that the CSV parses back with libcsv, that the
- * JSON parses with yajl_tree, and that every format is deterministic. */
+ * built by hand (no traces): three stages with rows of every kind (exact,
+ * long-prefix, prefix, renumbered, replaced, added, removed), a priority
+ * change, a NaN percent, a kernel name and an evidence made to break
+ * Markdown and CSV, and two long generated names that differ only in their
+ * number. Checks the Markdown sections (the replaced pairs, the evidence),
+ * escaping and size limit, that the CSV parses back with libcsv (the
+ * evidence column), that the JSON parses with yajl_tree, the text report's
+ * evidence lines and names elided in the middle, and that every format is
+ * deterministic. */
 #include "config.h"
 
 #include <csv.h>
@@ -14,10 +18,11 @@
 #include <yajl/yajl_tree.h>
 
 #include "kerndiff/diff_report.h"
+#include "kerndiff/text.h"
 #include "suites.h"
 
 #define EVIL "evil|name<script>`x`\nline2\\\"q\","
-#define N_CSV_COLUMNS 39
+#define N_CSV_COLUMNS 40
 
 /* ---- a hand-made diff ----------------------------------------------------------- */
 
@@ -106,6 +111,37 @@ static kd_diff_row *decode_rows(size_t *n)
     return r;
 }
 
+/* two generated names of 120 characters that differ only in their number */
+#define GEN_NAME(n)                                                                                               \
+    "triton_poi_fused__to_copy_add_addmm_gelu_mul_native_layer_norm_native_layer_norm_backward_split_unsqueeze_view_" \
+    "1234_" #n
+#define EVIDENCE_RENUMBERED "suffix 17 -> 18; 76 = 76 launches; same place in the launch order"
+#define EVIDENCE_REPLACED "same place in the launch sequence (after k|a<1>, before k_b); 228 = 228 launches"
+
+/* stage 2 (all): two generated kernels that swapped numbers (renumbered)
+ * and a replaced kernel, each with its evidence */
+static kd_diff_row *all_rows(size_t *n)
+{
+    kd_diff_row *r = calloc(3, sizeof *r);
+    ck_assert_ptr_nonnull(r);
+    side(&r[0].base, "aiter::fmha_fwd_hd128_bf16_rtz", KD_CAT_COMPUTE, 120700.0, 0.0, NULL);
+    side(&r[0].cand, "sage_fwd", KD_CAT_COMPUTE, 122100.0, 0.0, NULL);
+    r[0].base.launches = r[0].cand.launches = 228;
+    r[0].evidence = EVIDENCE_REPLACED;
+    finish(&r[0], KD_MATCH_REPLACED);
+    side(&r[1].base, GEN_NAME(17), KD_CAT_ELEMENTWISE, 60.0, 0.0, NULL);
+    side(&r[1].cand, GEN_NAME(18), KD_CAT_ELEMENTWISE, 65.0, 0.0, NULL);
+    r[1].base.launches = r[1].cand.launches = 76;
+    r[1].evidence = EVIDENCE_RENUMBERED;
+    finish(&r[1], KD_MATCH_RENUMBERED);
+    side(&r[2].base, GEN_NAME(18), KD_CAT_ELEMENTWISE, 40.0, 0.0, NULL);
+    side(&r[2].cand, GEN_NAME(17), KD_CAT_ELEMENTWISE, 37.0, 0.0, NULL);
+    r[2].evidence = "suffix 18 -> 17; 4 = 4 launches";
+    finish(&r[2], KD_MATCH_RENUMBERED);
+    *n = 3;
+    return r;
+}
+
 static void summary(kd_stage_summary *s, double comm_exposed)
 {
     memset(s, 0, sizeof *s);
@@ -139,7 +175,7 @@ static void fixture_init(fixture *f)
         in->stages = "extend/prefill, decode, all";
         in->acc.read = in->acc.analysed = 40;
     }
-    d->n_stages = 2;
+    d->n_stages = 3;
     d->stages[0].stage = KD_STAGE_EXTEND;
     d->stages[0].rows = extend_rows(&d->stages[0].n_rows);
     summary(&d->stages[0].sum_base, 180.0);
@@ -148,7 +184,11 @@ static void fixture_init(fixture *f)
     d->stages[1].rows = decode_rows(&d->stages[1].n_rows);
     summary(&d->stages[1].sum_base, 10.0);
     summary(&d->stages[1].sum_cand, 10.0);
-    for (int s = 0; s < 2; s++)
+    d->stages[2].stage = KD_STAGE_ALL;
+    d->stages[2].rows = all_rows(&d->stages[2].n_rows);
+    summary(&d->stages[2].sum_base, 10.0);
+    summary(&d->stages[2].sum_cand, 10.0);
+    for (int s = 0; s < 3; s++)
         d->stages[s].base_pid = d->stages[s].cand_pid = kd_diff_own(d, "TP00-gpu");
     d->warnings = calloc(2, sizeof *d->warnings);
     ck_assert_ptr_nonnull(d->warnings);
@@ -301,12 +341,28 @@ START_TEST(test_markdown_sections)
         "No kernel's exposed time shrank by 0.05 us or more.", /* decode has no improvement */
         "No kernel was added.",
         "<br>baseline: void cutlass::device_kernel",
+        /* the replaced pairs: one line each, after the summary, before the tables */
+        "| other hidden (us) | 0.0 | 0.0 | 0.0 | n/a |\n\n**Replaced kernels**\n\n"
+        "- <code>aiter::fmha_fwd_hd128_bf16_rtz</code> → <code>sage_fwd</code>: +1400.0 us total "
+        "(120700.0 → 122100.0 us), 228 = 228 launches — same place in the launch sequence "
+        "(after k\\|a&lt;1&gt;, before k_b); 228 = 228 launches\n\n#### Top regressions",
+        /* the full table: the kind, the baseline's name and the evidence */
+        "<details><summary>All 3 kernels</summary>",
+        "_1234_18<br>baseline: " GEN_NAME(17) "<br>paired: suffix 17 -&gt; 18; 76 = 76 launches; same place in "
+        "the launch order | elementwise | renumbered | 76 → 76 |",
+        "| sage_fwd<br>baseline: aiter::fmha_fwd_hd128_bf16_rtz<br>paired: same place in the launch sequence "
+        "(after k\\|a&lt;1&gt;, before k_b); 228 = 228 launches | compute | replaced | 228 → 228 |",
         NULL};
     for (size_t i = 0; want[i]; i++)
         ck_assert_msg(strstr(md, want[i]) != NULL, "missing: %s", want[i]);
     /* top lists are shortened, the full table keeps the whole name */
     ck_assert(strstr(md, "Swizzle&lt;8&gt;, 4&gt;&gt;<br>baseline:") != NULL);
     ck_assert(strstr(md, "more rows not shown") == NULL);
+    /* one Replaced section: only the stage that has a replaced pair */
+    ck_assert_uint_eq(count_of(md, "**Replaced kernels**"), 1);
+    ck_assert(strstr(strstr(md, "### all"), "**Replaced kernels**") != NULL);
+    /* exact and one-sided rows say nothing about a pairing */
+    ck_assert(strstr(md, "ncclWork*)<br>") == NULL);
     check_tables(md);
     free(md);
     fixture_free(&f);
@@ -325,11 +381,15 @@ START_TEST(test_markdown_escapes_trace_text)
     ck_assert(strstr(md, "base\\|line.json.gz") != NULL);
     ck_assert(strstr(md, "cand\\`idate&lt;1&gt;.json.gz") != NULL);
     ck_assert(strstr(md, "stage all \\| is only in the &lt;baseline&gt;") != NULL);
+    /* the evidence is trace text too: `|` and `<` escaped wherever it goes */
+    ck_assert(strstr(md, "k|a") == NULL && strstr(md, "a<1>") == NULL);
+    ck_assert_uint_eq(count_of(md, "(after k\\|a&lt;1&gt;, before k_b)"), 2); /* the bullet, the table */
     /* the only raw '<' are the report's own tags */
     for (const char *p = strchr(md, '<'); p; p = strchr(p + 1, '<'))
         ck_assert_msg(strncmp(p, "<br>", 4) == 0 || strncmp(p, "<details>", 9) == 0 ||
                           strncmp(p, "</details>", 10) == 0 || strncmp(p, "<summary>", 9) == 0 ||
-                          strncmp(p, "</summary>", 10) == 0,
+                          strncmp(p, "</summary>", 10) == 0 || strncmp(p, "<code>", 6) == 0 ||
+                          strncmp(p, "</code>", 7) == 0,
                       "raw <: %.40s", p);
     check_tables(md);
     free(md);
@@ -383,6 +443,34 @@ START_TEST(test_markdown_limit_lists)
     ck_assert(strstr(md, "3000 more rows not shown") != NULL); /* the full table: no row at all */
     ck_assert(strstr(md, "#### Added kernels (candidate only): 3000") != NULL);
     ck_assert(strstr(md, "### decode") != NULL);
+    check_tables(md);
+    free(md);
+    fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_markdown_limit_replaced)
+{
+    /* so many replaced pairs, with long evidence, that their section is cut
+     * (with the added/removed lists, after the full tables) */
+    fixture f;
+    fixture_init(&f);
+    big_stage(&f, 0, 2000, 200, false);
+    kd_diff_stage *st = &f.d.stages[0];
+    for (size_t i = 0; i < st->n_rows; i++) {
+        st->rows[i].evidence = "same place in the launch sequence (after k|a<1>, before k_b); 4 = 4 launches";
+        finish(&st->rows[i], KD_MATCH_REPLACED);
+    }
+    size_t len;
+    char *md = render(&f.rep, kd_diff_write_markdown, &len);
+    ck_assert_uint_lt(len, KD_MARKDOWN_LIMIT);
+    const char *sec = strstr(md, "**Replaced kernels**\n\n- <code>kernel_00000&lt;\\|\\`xxx");
+    ck_assert_ptr_nonnull(sec);
+    ck_assert(strstr(sec, "more rows not shown (limit 60,000 characters)") != NULL);
+    ck_assert(strstr(md, "2000 more rows not shown") != NULL); /* the full table: no row at all */
+    /* the top lists are whole */
+    ck_assert_uint_eq(count_of(md, "#### Top regressions (exposed time grew): 10 of 2000"), 1);
+    ck_assert(strstr(md, "### all") != NULL);
     check_tables(md);
     free(md);
     fixture_free(&f);
@@ -467,11 +555,15 @@ START_TEST(test_csv_parses_back)
     char *text = render(&f.rep, kd_diff_write_csv, &len);
     csv_read c;
     csv_read_all(text, len, &c);
-    ck_assert_uint_eq(c.records, 1 + 7 + 2);
+    ck_assert_uint_eq(c.records, 1 + 7 + 2 + 3);
     for (size_t i = 0; i < c.records; i++)
         ck_assert_msg(c.per_record[i] == N_CSV_COLUMNS, "record %zu: %zu fields", i, c.per_record[i]);
     ck_assert_str_eq(c.cells[0], "stage");
     ck_assert_str_eq(c.cells[N_CSV_COLUMNS - 1], "priority_change");
+    /* the evidence right after the match kind */
+    ck_assert_str_eq(c.cells[3], "match");
+    ck_assert_str_eq(c.cells[4], "evidence");
+    ck_assert_str_eq(c.cells[5], "baseline_name");
     /* record 1 = extend row 0 (nccl), P1->none */
     ck_assert_str_eq(cell(&c, 1, "stage"), "extend");
     ck_assert_str_eq(cell(&c, 1, "match"), "exact");
@@ -499,6 +591,22 @@ START_TEST(test_csv_parses_back)
     ck_assert_str_eq(cell(&c, 5, "b_share_pct"), "23.9400");
     ck_assert_str_eq(cell(&c, 8, "stage"), "decode");
     ck_assert_str_eq(cell(&c, 8, "match"), "prefix");
+    ck_assert_str_eq(cell(&c, 8, "evidence"), "");
+    /* exact and one-sided rows: an empty evidence */
+    ck_assert_str_eq(cell(&c, 1, "evidence"), "");
+    ck_assert_str_eq(cell(&c, 2, "evidence"), "");
+    /* records 10..12 = stage all */
+    ck_assert_str_eq(cell(&c, 10, "stage"), "all");
+    ck_assert_str_eq(cell(&c, 10, "match"), "replaced");
+    ck_assert_str_eq(cell(&c, 10, "evidence"), EVIDENCE_REPLACED);
+    ck_assert_str_eq(cell(&c, 10, "baseline_name"), "aiter::fmha_fwd_hd128_bf16_rtz");
+    ck_assert_str_eq(cell(&c, 10, "candidate_name"), "sage_fwd");
+    ck_assert_str_eq(cell(&c, 11, "match"), "renumbered");
+    ck_assert_str_eq(cell(&c, 11, "evidence"), EVIDENCE_RENUMBERED);
+    ck_assert_str_eq(cell(&c, 11, "baseline_name"), GEN_NAME(17));
+    ck_assert_str_eq(cell(&c, 11, "candidate_name"), GEN_NAME(18));
+    /* an empty evidence is an empty string, quoted as python_scope's */
+    ck_assert(strstr(text, "\"communication\",\"exact\",\"\",\"ncclDevKernel") != NULL);
     csv_read_free(&c);
     free(text);
     fixture_free(&f);
@@ -538,7 +646,7 @@ START_TEST(test_json_parses)
     ck_assert_uint_eq(YAJL_GET_ARRAY(jget(doc, "warnings", NULL, yajl_t_array))->len, 2);
     yajl_val stages = jget(doc, "stages", NULL, yajl_t_array);
     ck_assert_ptr_nonnull(stages);
-    ck_assert_uint_eq(YAJL_GET_ARRAY(stages)->len, 2);
+    ck_assert_uint_eq(YAJL_GET_ARRAY(stages)->len, 3);
     yajl_val s0 = YAJL_GET_ARRAY(stages)->values[0];
     ck_assert_str_eq(YAJL_GET_STRING(jget(s0, "stage", NULL, yajl_t_string)), "extend");
     const char *sum_path[] = {"summary", "delta", "categories", "communication", "exposed_us", NULL};
@@ -567,6 +675,17 @@ START_TEST(test_json_parses)
     ck_assert(YAJL_IS_NULL(jget(added, "pct_exposed", NULL, yajl_t_any))); /* NaN */
     yajl_val evil = YAJL_GET_ARRAY(rows)->values[3];
     ck_assert_str_eq(YAJL_GET_STRING(jget(evil, "kernel", NULL, yajl_t_string)), EVIL);
+    /* the evidence: a string on every row, "" for exact and one-sided rows */
+    ck_assert_str_eq(YAJL_GET_STRING(jget(added, "evidence", NULL, yajl_t_string)), "");
+    ck_assert_str_eq(YAJL_GET_STRING(jget(evil, "evidence", NULL, yajl_t_string)), "");
+    yajl_val all_rows_ = jget(YAJL_GET_ARRAY(stages)->values[2], "rows", NULL, yajl_t_array);
+    ck_assert_ptr_nonnull(all_rows_);
+    yajl_val replaced = YAJL_GET_ARRAY(all_rows_)->values[0], renumbered = YAJL_GET_ARRAY(all_rows_)->values[1];
+    ck_assert_uint_eq(YAJL_GET_OBJECT(replaced)->len, N_CSV_COLUMNS);
+    ck_assert_str_eq(YAJL_GET_STRING(jget(replaced, "match", NULL, yajl_t_string)), "replaced");
+    ck_assert_str_eq(YAJL_GET_STRING(jget(replaced, "evidence", NULL, yajl_t_string)), EVIDENCE_REPLACED);
+    ck_assert_str_eq(YAJL_GET_STRING(jget(renumbered, "match", NULL, yajl_t_string)), "renumbered");
+    ck_assert_str_eq(YAJL_GET_STRING(jget(renumbered, "evidence", NULL, yajl_t_string)), EVIDENCE_RENUMBERED);
     free(csv);
     yajl_tree_free(doc);
     free(text);
@@ -590,9 +709,87 @@ START_TEST(test_text)
     ck_assert(strstr(t, "long-prefix") != NULL);
     ck_assert(strstr(t, "P2->P1") != NULL);
     ck_assert(strstr(t, "gone") != NULL && strstr(t, "new") != NULL);
-    ck_assert(strstr(t, "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUn...") != NULL);
+    /* a long name is elided in the middle: its head and its distinguishing tail */
+    ck_assert_msg(strstr(t, "\nvoid cutlass::device_kernel<..._tn_align8, Swizzle<8>, 4>>  ") != NULL, "%s", t);
+    /* under a relaxed match: the baseline's name (no evidence to give) */
+    ck_assert(strstr(t, "\n    paired with void cutlass::device_kernel<..._tn_align8, Swizzle<1>, 3>>\n") != NULL);
+    /* nothing under exact or one-sided rows */
+    ck_assert(strstr(t, "P1->none\n    ") == NULL);
+    ck_assert_uint_eq(count_of(t, "\n    paired"), 2 + 1 + 2); /* extend, decode, all */
     for (const char *p = t; *p; p++)
         ck_assert_msg(*p == '\n' || (unsigned char)*p >= 0x20, "control byte %d", *p);
+    free(t);
+    fixture_free(&f);
+}
+END_TEST
+
+/* the line of t that starts with prefix (after a newline), as a new string */
+static char *line_starting(const char *t, const char *prefix, const char *after)
+{
+    const char *p = strstr(after ? after : t, prefix);
+    while (p && p != t && p[-1] != '\n')
+        p = strstr(p + 1, prefix);
+    if (!p)
+        return NULL;
+    const char *e = strchr(p, '\n');
+    return strndup(p, e ? (size_t)(e - p) : strlen(p));
+}
+
+START_TEST(test_text_evidence_and_elision)
+{
+    fixture f;
+    fixture_init(&f);
+    char *t = render(&f.rep, kd_diff_write_text, NULL);
+    const char *all = strstr(t, "\n== all: ");
+    ck_assert_ptr_nonnull(all);
+    /* the replaced pair as one line, before the stage's table */
+    const char *rep = strstr(all, "\nreplaced:\n  aiter::fmha_fwd_hd128_bf16_rtz -> sage_fwd: +1400.0 us total "
+                                  "(120700.0 -> 122100.0 us), 228 = 228 launches -- " EVIDENCE_REPLACED "\nKERNEL ");
+    ck_assert_msg(rep != NULL, "%s", all);
+    ck_assert_uint_eq(count_of(t, "\nreplaced:\n"), 1); /* only the stage that has one */
+    /* the two generated names differ only in their number: both stay whole
+     * at the end, and distinct, in 60 code points */
+    char *a = line_starting(t, "triton_poi_fused_", all), *b = NULL;
+    ck_assert_ptr_nonnull(a);
+    b = line_starting(t, "triton_poi_fused_", strstr(all, a) + strlen(a));
+    ck_assert_ptr_nonnull(b);
+    char *ka = strndup(a, strcspn(a, " ")), *kb = strndup(b, strcspn(b, " "));
+    ck_assert_msg(strcmp(ka, kb) != 0, "%s | %s", ka, kb);
+    ck_assert_uint_le(strlen(ka), 60);
+    ck_assert(strstr(ka, "...") != NULL);
+    ck_assert(kd_ends_with(ka, "_1234_18") || kd_ends_with(ka, "_1234_17"));
+    ck_assert(kd_ends_with(kb, "_1234_18") || kd_ends_with(kb, "_1234_17"));
+    ck_assert(strncmp(ka, "triton_poi_fused__to_copy_add_addmm", 35) == 0);
+    /* the row says what it was paired with, and why */
+    char *pa = line_starting(t, "    paired with triton_poi_fused_", strstr(all, a));
+    ck_assert_ptr_nonnull(pa);
+    ck_assert_msg(kd_ends_with(pa, "_1234_17: " EVIDENCE_RENUMBERED), "%s", pa);
+    /* the table's widths: the kernel column is 60 wide */
+    char *hdr = line_starting(t, "KERNEL ", all);
+    ck_assert_ptr_nonnull(hdr);
+    ck_assert_uint_eq(strstr(hdr, "CATEGORY") - hdr, 60 + 2);
+    free(hdr);
+    free(pa);
+    free(ka);
+    free(kb);
+    free(a);
+    free(b);
+    free(t);
+    fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_text_replaced_normalized)
+{
+    /* per-step times say so on the replaced line too */
+    fixture f;
+    fixture_init(&f);
+    f.d.normalized = true;
+    char *t = render(&f.rep, kd_diff_write_text, NULL);
+    ck_assert(strstr(t, "sage_fwd: +1400.0 us/step total (120700.0 -> 122100.0 us/step), 228 = 228 launches") != NULL);
+    char *md = render(&f.rep, kd_diff_write_markdown, NULL);
+    ck_assert(strstr(md, "<code>sage_fwd</code>: +1400.0 us/step total (120700.0 → 122100.0 us/step)") != NULL);
+    free(md);
     free(t);
     fixture_free(&f);
 }
@@ -664,10 +861,13 @@ Suite *report_suite(void)
     tcase_add_test(tc, test_markdown_escapes_trace_text);
     tcase_add_test(tc, test_markdown_limit_full_table);
     tcase_add_test(tc, test_markdown_limit_lists);
+    tcase_add_test(tc, test_markdown_limit_replaced);
     tcase_add_test(tc, test_markdown_huge_name);
     tcase_add_test(tc, test_csv_parses_back);
     tcase_add_test(tc, test_json_parses);
     tcase_add_test(tc, test_text);
+    tcase_add_test(tc, test_text_evidence_and_elision);
+    tcase_add_test(tc, test_text_replaced_normalized);
     tcase_add_test(tc, test_text_limits_rows);
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_no_stage);
