@@ -46,6 +46,7 @@ static bool append_aggregate(kd_aggregate_list *l, size_t *cap, const kd_kernel_
     memset(a, 0, sizeof *a);
     a->name = e->canonical;
     a->category = e->category;
+    a->kind = e->kind;
     a->overlap_with = (kd_counter)KD_COUNTER_INIT;
     a->representative_idx = -1;    /* None */
     a->representative_score = -1.0; /* reference §4: initial score -1 */
@@ -104,7 +105,7 @@ kd_status kd_aggregate_add_launches(kd_aggregate_list *l, const kd_kernel_event 
     size_t cap = l->n; /* what the list holds at least */
     bool ok = true;
     for (size_t i = 0; i < l->n && ok; i++) {
-        kd_kernel_event key = {.canonical = l->v[i].name, .category = l->v[i].category};
+        kd_kernel_event key = {.canonical = l->v[i].name, .category = l->v[i].category, .kind = l->v[i].kind};
         int64_t at;
         if (!kd_i64map_get(&index, pair_key(&key), &at))
             ok = kd_i64map_put(&index, pair_key(&key), (int64_t)i);
@@ -189,8 +190,8 @@ size_t kd_top_overlap_opportunities(const kd_aggregate_list *l, size_t out[5])
         const kd_aggregate *a = &l->v[i];
         if (!(a->total_us >= 5.0 && kd_aggregate_exclusive_ratio(a) >= 0.45))
             continue;
-        double key = a->exclusive_us * category_weight(a->category);
-        top_five_offer(a->category == KD_CAT_COMPUTE ? &fallback : &primary, key, 0.0, i);
+        double key = a->exclusive_us * category_weight(a->kind);
+        top_five_offer(a->kind == KD_CAT_COMPUTE ? &fallback : &primary, key, 0.0, i);
     }
     size_t m = 0;
     for (size_t i = 0; i < primary.n; i++)
@@ -214,7 +215,7 @@ size_t kd_top_hidden_low_roi(const kd_aggregate_list *l, size_t out[5])
     top_five top = {.n = 0};
     for (size_t i = 0; i < l->n; i++) {
         const kd_aggregate *a = &l->v[i];
-        if (a->category != KD_CAT_ELEMENTWISE && a->category != KD_CAT_MEMORY)
+        if (a->kind != KD_CAT_ELEMENTWISE && a->kind != KD_CAT_MEMORY)
             continue;
         double ratio = kd_aggregate_hidden_ratio(a);
         if (a->total_us >= 5.0 && ratio >= 0.65)

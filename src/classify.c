@@ -5,11 +5,14 @@
 
 #include "kerndiff/classify.h"
 
+#include <regex.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kerndiff/text.h"
+
+#include "classify_internal.h"
 
 /* ---- the reference's tables ---------------------------------------------------
  * OH: the overlap module's keyword tuples, verbatim (reference §4). */
@@ -33,12 +36,12 @@ static const char *const oh_compute[] = {
  * weak tiers keep the module's "not compute-like" guards although the
  * compute step has already claimed every compute-like name (reference §4) */
 static const kd_class_step oh_steps[] = {
-    {KD_CAT_MEMORY, "memory", oh_memory_strong, false},
-    {KD_CAT_COMMUNICATION, "communication", oh_communication_strong, false},
-    {KD_CAT_COMPUTE, "compute", oh_compute, false},
-    {KD_CAT_ELEMENTWISE, "elementwise", oh_elementwise, false},
-    {KD_CAT_MEMORY, "memory", oh_memory_weak, true},
-    {KD_CAT_COMMUNICATION, "communication", oh_communication_weak, true},
+    {KD_CAT_MEMORY, "memory", oh_memory_strong, false, NULL},
+    {KD_CAT_COMMUNICATION, "communication", oh_communication_strong, false, NULL},
+    {KD_CAT_COMPUTE, "compute", oh_compute, false, NULL},
+    {KD_CAT_ELEMENTWISE, "elementwise", oh_elementwise, false, NULL},
+    {KD_CAT_MEMORY, "memory", oh_memory_weak, true, NULL},
+    {KD_CAT_COMMUNICATION, "communication", oh_communication_weak, true, NULL},
 };
 
 /* KH: the kernel-site helpers' lists (kernel-sites.md §2). */
@@ -46,7 +49,7 @@ static const char *const kh_communication_strong[] = {
     "nccl", "allreduce", "all_reduce", "reduce_scatter", "allgather", "all_gather",
     "alltoall", "all_to_all", "cross_device_reduce", "deepep", "mooncake", NULL};
 static const char *const kh_memory_strong[] = {"memcpy", "memset", "dma", "prefetch", NULL};
-static const char *const kh_compute_hint[] = {
+const char *const kd_ref_site_compute_like[] = {
     "gemm", "gemv", "matmul", "cublas", "cutlass", "wgmma", "mma", "bmm", "nvjet",
     "fmha", "attention", "flash_attn", "flashattention", "flash_attention",
     "grouped_mm", "groupgemm", "moe", "expert", NULL};
@@ -79,59 +82,87 @@ static const char *const kh_elementwise[] = {
 /* KH classify_kernel: communication and memory first; the patterns; the
  * weak communication tier last (kernel-sites.md §2). The categories of the
  * patterns are labels only (KD_CAT_OTHER for the overlap module). */
-static const kd_class_step kh_steps[] = {
-    {KD_CAT_COMMUNICATION, "communication", kh_communication_strong, false},
-    {KD_CAT_MEMORY, "memory", kh_memory_strong, false},
-    {KD_CAT_MEMORY, "memory", kh_memory_weak, true},
-    {KD_CAT_OTHER, "hybrid_linear", kh_hybrid_linear, false},
-    {KD_CAT_OTHER, "attention", kh_attention, false},
-    {KD_CAT_OTHER, "moe", kh_moe, false},
-    {KD_CAT_OTHER, "gemm", kh_gemm, false},
-    {KD_CAT_OTHER, "norm", kh_norm, false},
-    {KD_CAT_OTHER, "rope", kh_rope, false},
-    {KD_CAT_OTHER, "softmax", kh_softmax, false},
-    {KD_CAT_OTHER, "activation", kh_activation, false},
-    {KD_CAT_OTHER, "quantize", kh_quantize, false},
-    {KD_CAT_OTHER, "reduce_topk", kh_reduce_topk, false},
-    {KD_CAT_OTHER, "sampling_io", kh_sampling_io, false},
-    {KD_CAT_OTHER, "elementwise", kh_elementwise, false},
-    {KD_CAT_COMMUNICATION, "communication", kh_communication_weak, true},
+const kd_class_step kd_ref_site_steps[KD_REF_N_SITE_STEPS] = {
+    {KD_CAT_COMMUNICATION, "communication", kh_communication_strong, false, NULL},
+    {KD_CAT_MEMORY, "memory", kh_memory_strong, false, NULL},
+    {KD_CAT_MEMORY, "memory", kh_memory_weak, true, NULL},
+    {KD_CAT_OTHER, "hybrid_linear", kh_hybrid_linear, false, NULL},
+    {KD_CAT_OTHER, "attention", kh_attention, false, NULL},
+    {KD_CAT_OTHER, "moe", kh_moe, false, NULL},
+    {KD_CAT_OTHER, "gemm", kh_gemm, false, NULL},
+    {KD_CAT_OTHER, "norm", kh_norm, false, NULL},
+    {KD_CAT_OTHER, "rope", kh_rope, false, NULL},
+    {KD_CAT_OTHER, "softmax", kh_softmax, false, NULL},
+    {KD_CAT_OTHER, "activation", kh_activation, false, NULL},
+    {KD_CAT_OTHER, "quantize", kh_quantize, false, NULL},
+    {KD_CAT_OTHER, "reduce_topk", kh_reduce_topk, false, NULL},
+    {KD_CAT_OTHER, "sampling_io", kh_sampling_io, false, NULL},
+    {KD_CAT_OTHER, "elementwise", kh_elementwise, false, NULL},
+    {KD_CAT_COMMUNICATION, "communication", kh_communication_weak, true, NULL},
 };
 
 /* OH KERNEL_NAME_HINTS and the prefixes of is_kernel_event's last step */
-static const char *const hint_prefixes[] = {"void ", "ampere_", "sm80_", "sm90_", NULL};
-static const char *const *const hint_lists[] = {
+const char *const kd_ref_hint_prefixes[] = {"void ", "ampere_", "sm80_", "sm90_", NULL};
+const char *const *const kd_ref_hint_lists[KD_REF_N_HINT_LISTS] = {
     oh_communication_strong, oh_communication_weak, oh_memory_strong, oh_memory_weak, oh_compute};
 
 /* reference §2.1: generation_1 / decode before generation_0 / prefill */
-static const char *const decode_keywords[] = {"generation_1", "decode", NULL};
-static const char *const extend_keywords[] = {"generation_0", "prefill", NULL};
+const char *const kd_ref_decode_keywords[] = {"generation_1", "decode", NULL};
+const char *const kd_ref_extend_keywords[] = {"generation_0", "prefill", NULL};
 
 /* reference §3.5 launch contexts (divergence D1: compared lowered) */
-static const char *const launch_runtime[] = {"cudalaunchkernel", "cudalaunchkernelexc", NULL};
-static const char *const launch_any[] = {"culaunchkernel", "culaunchkernelex", "cudalaunchkernel",
+const char *const kd_ref_launch_runtime[] = {"cudalaunchkernel", "cudalaunchkernelexc", NULL};
+const char *const kd_ref_launch_any[] = {"culaunchkernel", "culaunchkernelex", "cudalaunchkernel",
                                          "cudalaunchkernelexc", NULL};
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
+/* the overlap module's five, in kd_category order */
+const kd_category_def kd_builtin_categories[KD_N_BUILTIN_CATEGORIES] = {
+    {"compute", KD_CAT_COMPUTE},       {"communication", KD_CAT_COMMUNICATION},
+    {"memory", KD_CAT_MEMORY},         {"elementwise", KD_CAT_ELEMENTWISE},
+    {"other", KD_CAT_OTHER},
+};
+
 static const kd_rules reference_rules = {
     .name = "reference",
+    KD_BUILTIN_PROFILE,
     .steps = oh_steps,
     .n_steps = N_OF(oh_steps),
     .compute_like = oh_compute,
-    .site_steps = kh_steps,
-    .n_site_steps = N_OF(kh_steps),
-    .site_compute_like = kh_compute_hint,
-    .hint_prefixes = hint_prefixes,
-    .hint_lists = hint_lists,
-    .n_hint_lists = N_OF(hint_lists),
-    .decode_keywords = decode_keywords,
-    .extend_keywords = extend_keywords,
-    .launch_runtime = launch_runtime,
-    .launch_any = launch_any,
+    KD_REF_SHARED_TABLES,
 };
 
 const kd_rules *kd_rules_reference(void) { return &reference_rules; }
+
+const kd_rules *kd_rules_builtin(const char *name)
+{
+    if (strcmp(name, "default") == 0)
+        return kd_rules_default();
+    if (strcmp(name, "reference") == 0)
+        return kd_rules_reference();
+    return NULL;
+}
+
+const char *kd_rules_category_name(const kd_rules *r, kd_category c)
+{
+    r = r ? r : &reference_rules;
+    return c < r->n_categories ? r->categories[c].name : "other";
+}
+
+kd_category kd_rules_kind(const kd_rules *r, kd_category c)
+{
+    r = r ? r : &reference_rules;
+    return c < r->n_categories ? r->categories[c].kind : KD_CAT_OTHER;
+}
+
+int kd_rules_category_index(const kd_rules *r, const char *name)
+{
+    for (size_t i = 0; r && i < r->n_categories; i++)
+        if (strcmp(r->categories[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
 
 /* ---- categories ------------------------------------------------------------------ */
 
@@ -239,7 +270,8 @@ static const kd_class_step *first_step(const kd_class_step *steps, size_t n, con
     pair_set ps;
     pair_set_of(&ps, l);
     for (size_t i = 0; i < n; i++) {
-        if (!contains_any_filtered(l, &ps, steps[i].keywords))
+        if (!contains_any_filtered(l, &ps, steps[i].keywords) &&
+            !(steps[i].regex && regexec(steps[i].regex, l, 0, NULL, 0) == 0))
             continue;
         if (steps[i].unless_compute_like) {
             if (compute < 0)

@@ -144,9 +144,10 @@ const char *kd_diff_own(kd_diff *d, const char *s)
 
 /* ---- summaries ---------------------------------------------------------------- */
 
-static void summarize(const kd_triage_stage *ts, double scale, kd_stage_summary *s)
+static void summarize(const kd_triage_stage *ts, double scale, kd_category gate, kd_stage_summary *s)
 {
     memset(s, 0, sizeof *s);
+    s->gate_category = gate;
     s->busy_us = ts->overlap.total_busy_us * scale;
     s->overlap_us = ts->overlap.total_overlap_us * scale;
     s->max_concurrent_streams = ts->overlap.max_concurrent_streams;
@@ -158,14 +159,65 @@ static void summarize(const kd_triage_stage *ts, double scale, kd_stage_summary 
         c->total_us += a->total_us * scale;
         c->exposed_us += a->exclusive_us * scale;
         c->hidden_us += a->hidden_us * scale;
-        if (a->category == KD_CAT_COMMUNICATION)
+        if (a->category == gate)
             s->comm_kernels += a->count;
     }
 }
 
+/* the gate's category: communication in a hand-built diff */
+static kd_category gate_category_of(const kd_diff *d)
+{
+    return d->n_categories ? d->gate_category : KD_CAT_COMMUNICATION;
+}
+
+const char *kd_diff_category_name(const kd_diff *d, kd_category c)
+{
+    if (d->n_categories)
+        return c < d->n_categories ? d->category_names[c] : "other";
+    return kd_category_name(c);
+}
+
+size_t kd_diff_report_categories(const kd_diff *d, kd_category out[KD_CAT_MAX])
+{
+    size_t n = d->n_categories ? d->n_categories : KD_CAT_COUNT, k = 0;
+    kd_category gate = gate_category_of(d);
+    out[k++] = gate;
+    for (size_t c = 0; c < n && k < KD_CAT_MAX; c++)
+        if ((kd_category)c != gate)
+            out[k++] = (kd_category)c;
+    return k;
+}
+
+/* The rules in force, into the diff: their name, source and category names,
+ * and the gate's category (--gate-category, else communication). */
+static kd_status record_rules(const kd_diff_options *o, kd_diff *d, kd_error *err)
+{
+    const kd_rules *r = o->sides.load.rules ? o->sides.load.rules : kd_rules_reference();
+    d->rules_name = kd_diff_own(d, r->name);
+    d->rules_source = kd_diff_own(d, r->source ? r->source : "built-in");
+    if (!d->rules_name || !d->rules_source)
+        return kd_fail(err, KD_ENOMEM, "out of memory");
+    d->n_categories = r->n_categories < KD_CAT_MAX ? r->n_categories : KD_CAT_MAX;
+    for (size_t c = 0; c < d->n_categories; c++)
+        if (!(d->category_names[c] = kd_diff_own(d, r->categories[c].name)))
+            return kd_fail(err, KD_ENOMEM, "out of memory");
+    const char *want = o->gate_category ? o->gate_category : "communication";
+    int g = kd_rules_category_index(r, want);
+    if (g < 0) {
+        char names[512] = "";
+        for (size_t c = 0; c < d->n_categories; c++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c ? ", " : "",
+                     d->category_names[c]);
+        return kd_fail(err, KD_EINPUT, "--gate-category '%s': the rules %s have no such category (%s)", want,
+                       d->rules_name, names);
+    }
+    d->gate_category = (kd_category)g;
+    return KD_OK;
+}
+
 double kd_stage_exposed_comm(const kd_stage_summary *s)
 {
-    return s->by_category[KD_CAT_COMMUNICATION].exposed_us;
+    return s->gate_category < KD_CAT_MAX ? s->by_category[s->gate_category].exposed_us : 0.0;
 }
 
 /* ---- matching ------------------------------------------------------------------- */
@@ -279,6 +331,7 @@ static bool fill_side(kd_diff *d, const side_view *v, size_t i, double scale, do
         .present = true,
         .name = kd_diff_own(d, v->names[i]),
         .category = a->category,
+        .category_name = kd_diff_category_name(d, a->category),
         .launches = a->count,
         .total_us = a->total_us * scale,
         .exposed_us = a->exclusive_us * scale,
@@ -306,6 +359,9 @@ void kd_diff_row_finish(kd_diff_row *r, kd_match_kind match)
         r->evidence = "";
     r->name = r->cand.present ? r->cand.name : r->base.name;
     r->category = r->cand.present ? r->cand.category : r->base.category;
+    r->category_name = r->cand.present ? r->cand.category_name : r->base.category_name;
+    if (!r->category_name)
+        r->category_name = kd_category_name(r->category);
     r->d_total_us = r->cand.total_us - r->base.total_us;
     r->d_exposed_us = r->cand.exposed_us - r->base.exposed_us;
     r->d_hidden_us = r->cand.hidden_us - r->base.hidden_us;
@@ -389,8 +445,8 @@ static bool diff_stage(kd_diff *d, kd_diff_stage *ds, const stage_pair *p, const
         ok = build_rows(d, ds, &b, &c, &m, d->scale_base, d->scale_cand, opt->sides.min_share);
         kd_matching_free(&m, nc);
     }
-    summarize(p->base, d->scale_base, &ds->sum_base);
-    summarize(p->cand, d->scale_cand, &ds->sum_cand);
+    summarize(p->base, d->scale_base, d->gate_category, &ds->sum_base);
+    summarize(p->cand, d->scale_cand, d->gate_category, &ds->sum_cand);
     view_free(&b);
     view_free(&c);
     return ok;
@@ -589,12 +645,13 @@ static bool comm_measured(const kd_diff *d)
  * whole-trace stage alone when it is compared: the stages overlap). */
 static void categories_seen(const kd_diff *d, char *buf, size_t n)
 {
-    uint64_t count[2][KD_CAT_COUNT] = {{0}};
+    uint64_t count[2][KD_CAT_MAX] = {{0}};
+    size_t ncat = d->n_categories ? d->n_categories : KD_CAT_COUNT;
     bool whole = false;
     for (size_t i = 0; i < d->n_stages; i++)
         whole = whole || d->stages[i].stage == KD_STAGE_ALL;
     for (size_t i = 0; i < d->n_stages; i++)
-        for (int c = 0; c < KD_CAT_COUNT && (!whole || d->stages[i].stage == KD_STAGE_ALL); c++) {
+        for (size_t c = 0; c < ncat && (!whole || d->stages[i].stage == KD_STAGE_ALL); c++) {
             count[0][c] += d->stages[i].sum_base.launches_by_category[c];
             count[1][c] += d->stages[i].sum_cand.launches_by_category[c];
         }
@@ -603,10 +660,10 @@ static void categories_seen(const kd_diff *d, char *buf, size_t n)
         snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", side ? "; candidate" : "baseline",
                  "");
         bool any = false;
-        for (int c = 0; c < KD_CAT_COUNT; c++)
+        for (size_t c = 0; c < ncat; c++)
             if (count[side][c]) {
                 snprintf(buf + strlen(buf), n - strlen(buf), "%s %s %llu", any ? "," : "",
-                         kd_category_name((kd_category)c), (unsigned long long)count[side][c]);
+                         kd_diff_category_name(d, (kd_category)c), (unsigned long long)count[side][c]);
                 any = true;
             }
         if (!any)
@@ -630,10 +687,11 @@ static void unjudged_reason(const kd_diff *d, char *buf, size_t n)
                  d->identical);
     } else if (!comm_measured(d)) {
         categories_seen(d, cats, sizeof cats);
+        const char *g = kd_diff_category_name(d, gate_category_of(d));
         snprintf(buf, n,
-                 "the exposed-communication gate has nothing to measure: no communication kernel on "
-                 "either side (kernels seen: %s)",
-                 cats);
+                 "the exposed-%s gate has nothing to measure: no %s kernel on either side (kernels "
+                 "seen: %s)",
+                 g, g, cats);
     }
 }
 
@@ -647,10 +705,10 @@ static bool warn_unjudged(kd_diff *d)
     if (!comm_measured(d)) {
         char cats[256];
         categories_seen(d, cats, sizeof cats);
+        const char *g = kd_diff_category_name(d, gate_category_of(d));
         return add_warning(&d->warnings, &d->n_warnings,
-                           "no communication kernel on either side: exposed communication is not "
-                           "measured (kernels seen: %s)",
-                           cats);
+                           "no %s kernel on either side: exposed %s is not measured (kernels seen: %s)",
+                           g, g, cats);
     }
     return true;
 }
@@ -663,13 +721,15 @@ static bool warn_missing_comm(kd_diff *d)
         const kd_diff_stage *s = &d->stages[i];
         if (!s->sum_base.comm_kernels != !s->sum_cand.comm_kernels)
             ok = add_warning(&d->warnings, &d->n_warnings,
-                             "stage %s: the %s has no communication kernels while the %s has %llu: "
-                             "likely a classification or capture problem; the communication gate "
+                             "stage %s: the %s has no %s kernels while the %s has %llu: "
+                             "likely a classification or capture problem; the %s gate "
                              "cannot be trusted",
-                             kd_stage_display_name(s->stage),
+                             kd_stage_display_name(s->stage), 
                              s->sum_base.comm_kernels ? "candidate" : "baseline",
+                             kd_diff_category_name(d, gate_category_of(d)),
                              s->sum_base.comm_kernels ? "baseline" : "candidate",
-                             (unsigned long long)(s->sum_base.comm_kernels + s->sum_cand.comm_kernels));
+                             (unsigned long long)(s->sum_base.comm_kernels + s->sum_cand.comm_kernels),
+                             kd_diff_category_name(d, gate_category_of(d)));
     }
     return ok;
 }
@@ -681,7 +741,9 @@ kd_status kd_diff_run(const kd_diff_options *opt, kd_diff *out, kd_error *err)
     memset(&src, 0, sizeof src);
     if (!kd_diff_init(out))
         return kd_fail(err, KD_ENOMEM, "out of memory");
-    kd_status st = run_sides(opt, &src, err);
+    kd_status st = record_rules(opt, out, err);
+    if (!st)
+        st = run_sides(opt, &src, err);
     if (!st && (!record_input(out, &out->base_in, opt->baseline_path, opt->baseline_mapping, &src.base) ||
                 !record_input(out, &out->cand_in, opt->candidate_path, opt->candidate_mapping, &src.cand)))
         st = kd_fail(err, KD_ENOMEM, "out of memory");
@@ -838,6 +900,7 @@ void kd_diff_gate(const kd_diff *d, const kd_gate *fail, const kd_gate *warn, kd
     if (!d->n_stages)
         snprintf(all, sizeof all, "no stage to compare");
     char g[64], why[768];
+    const char *cat = kd_diff_category_name(d, gate_category_of(d));
     unjudged_reason(d, why, sizeof why);
     if ((fail->set || warn->set) && *why) {
         out->verdict = KD_VERDICT_UNJUDGED;
@@ -845,22 +908,21 @@ void kd_diff_gate(const kd_diff *d, const kd_gate *fail, const kd_gate *warn, kd
     } else if (*failed) {
         describe_gate(d, fail, g, sizeof g);
         out->verdict = KD_VERDICT_FAIL;
-        snprintf(out->line, sizeof out->line, "kerndiff: FAIL: exposed communication grew by more than %s: %s", g, failed);
+        snprintf(out->line, sizeof out->line, "kerndiff: FAIL: exposed %s grew by more than %s: %s", cat, g, failed);
     } else if ((fail->set || warn->set) && comm_missing) {
         out->verdict = fail->set ? KD_VERDICT_FAIL : KD_VERDICT_WARN;
         snprintf(out->line, sizeof out->line,
-                 "kerndiff: %s: one side has no communication kernels, the exposed-communication gate "
-                 "cannot be trusted: %s",
-                 fail->set ? "FAIL" : "WARN", all);
+                 "kerndiff: %s: one side has no %s kernels, the exposed-%s gate cannot be trusted: %s",
+                 fail->set ? "FAIL" : "WARN", cat, cat, all);
     } else if (*warned) {
         describe_gate(d, warn, g, sizeof g);
         out->verdict = KD_VERDICT_WARN;
-        snprintf(out->line, sizeof out->line, "kerndiff: WARN: exposed communication grew by more than %s: %s", g, warned);
+        snprintf(out->line, sizeof out->line, "kerndiff: WARN: exposed %s grew by more than %s: %s", cat, g, warned);
     } else if (fail->set || warn->set) {
         describe_gate(d, fail->set ? fail : warn, g, sizeof g);
-        snprintf(out->line, sizeof out->line, "kerndiff: PASS: exposed communication within %s: %s", g, all);
+        snprintf(out->line, sizeof out->line, "kerndiff: PASS: exposed %s within %s: %s", cat, g, all);
     } else {
-        snprintf(out->line, sizeof out->line, "kerndiff: no gate set; exposed communication: %s", all);
+        snprintf(out->line, sizeof out->line, "kerndiff: no gate set; exposed %s: %s", cat, all);
     }
     for (size_t i = 0; i < d->n_warnings; i++)
         add_warning(&out->warnings, &out->n_warnings, "%s", d->warnings[i]);

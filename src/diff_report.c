@@ -527,6 +527,13 @@ static void md_inputs(const kd_report *r, kd_strbuf *b)
                   d->steps_base, d->steps_cand);
     else
         kd_sb_puts(b, "Normalization: **none**: times are totals over each capture.\n\n");
+    if (d->rules_name) {
+        kd_sb_puts(b, "Kernel categories: rules **");
+        md_escape(b, d->rules_name);
+        kd_sb_puts(b, "** (");
+        md_escape(b, d->rules_source ? d->rules_source : "built-in");
+        kd_sb_puts(b, ").\n\n");
+    }
 }
 
 static void md_metric_time(kd_strbuf *b, const char *label, double base, double cand)
@@ -545,9 +552,6 @@ static void md_metric_count(kd_strbuf *b, const char *label, double base, double
               fmt_rel(w, sizeof w, base, cand));
 }
 
-static const kd_category category_order[KD_CAT_COUNT] = {
-    KD_CAT_COMMUNICATION, KD_CAT_COMPUTE, KD_CAT_MEMORY, KD_CAT_ELEMENTWISE, KD_CAT_OTHER};
-
 static void md_summary(const kd_report *r, const kd_diff_stage *s, kd_strbuf *b)
 {
     const kd_stage_summary *sb_ = &s->sum_base, *sc = &s->sum_cand;
@@ -562,14 +566,16 @@ static void md_summary(const kd_report *r, const kd_diff_stage *s, kd_strbuf *b)
     md_metric_count(b, "max concurrent streams", sb_->max_concurrent_streams, sc->max_concurrent_streams);
     md_metric_count(b, "kernel launches", (double)sb_->launches, (double)sc->launches);
     md_metric_count(b, "ProfilerSteps", r->diff->steps_base, r->diff->steps_cand);
-    for (int k = 0; k < KD_CAT_COUNT; k++) {
-        kd_category c = category_order[k];
+    kd_category order[KD_CAT_MAX];
+    size_t ncat = kd_diff_report_categories(r->diff, order);
+    for (size_t k = 0; k < ncat; k++) {
+        kd_category c = order[k];
         const kd_time_split *x = &sb_->by_category[c], *y = &sc->by_category[c];
-        const char *name = kd_category_name(c);
+        const char *name = kd_diff_category_name(r->diff, c);
         snprintf(label, sizeof label, "%s total (%s)", name, u);
         md_metric_time(b, label, x->total_us, y->total_us);
-        snprintf(label, sizeof label, c == KD_CAT_COMMUNICATION ? "**%s exposed (%s)**" : "%s exposed (%s)",
-                 name, u);
+        /* the gate's category leads, in bold */
+        snprintf(label, sizeof label, k == 0 ? "**%s exposed (%s)**" : "%s exposed (%s)", name, u);
         md_metric_time(b, label, x->exposed_us, y->exposed_us);
         snprintf(label, sizeof label, "%s hidden (%s)", name, u);
         md_metric_time(b, label, x->hidden_us, y->hidden_us);
@@ -652,7 +658,7 @@ static void md_row_top(const md_list *l, size_t k, kd_strbuf *b)
     char x[64], y[64];
     kd_sb_printf(b, "| %zu | ", k + 1);
     md_escape_name(b, r->name, KD_REPORT_MD_NAME);
-    kd_sb_printf(b, " | %s | %s | ", kd_category_name(r->category), kd_diff_row_kind(r));
+    kd_sb_printf(b, " | %s | %s | ", r->category_name, kd_diff_row_kind(r));
     md_cell_side_exposed(b, &r->base);
     kd_sb_puts(b, " | ");
     md_cell_side_exposed(b, &r->cand);
@@ -690,7 +696,7 @@ static void md_row_one_side(const md_list *l, size_t k, kd_strbuf *b)
     char x[64], y[64], z[64];
     kd_sb_puts(b, "| ");
     md_escape_name(b, s->name, KD_REPORT_MD_NAME);
-    kd_sb_printf(b, " | %s | %" PRIu64 " | %s | %s | %s | ", kd_category_name(s->category), s->launches,
+    kd_sb_printf(b, " | %s | %" PRIu64 " | %s | %s | %s | ", s->category_name, s->launches,
               fmt_fixed(x, sizeof x, 1, s->total_us), fmt_fixed(y, sizeof y, 1, s->exposed_us),
               fmt_fixed(z, sizeof z, 1, s->hidden_us));
     md_escape_short(b, s->python_scope && *s->python_scope ? s->python_scope : "-", KD_REPORT_MD_NAME);
@@ -728,7 +734,7 @@ static void md_row_full(const md_list *l, size_t k, kd_strbuf *b)
         kd_sb_puts(b, "<br>paired: ");
         md_escape(b, row_evidence(r));
     }
-    kd_sb_printf(b, " | %s | %s | ", kd_category_name(r->category), kd_diff_row_kind(r));
+    kd_sb_printf(b, " | %s | %s | ", r->category_name, kd_diff_row_kind(r));
     md_pair(b, r, 0, (double)r->base.launches, (double)r->cand.launches);
     kd_sb_puts(b, " | ");
     md_pair(b, r, 1, r->base.total_us, r->cand.total_us);
@@ -1089,7 +1095,7 @@ static void csv_row(FILE *out, kd_stage stage, const kd_diff_row *r)
 {
     csv_text(out, kd_stage_name(stage), true);
     csv_text(out, r->name, false);
-    csv_text(out, kd_category_name(r->category), false);
+    csv_text(out, r->category_name, false);
     csv_text(out, kd_diff_row_kind(r), false);
     csv_text(out, row_evidence(r), false); /* "" (quoted) when there is nothing to say */
     csv_text(out, r->base.present ? r->base.name : NULL, false);
@@ -1197,6 +1203,15 @@ static void json_inputs(kd_json *j, const kd_report *r)
     json_str_or_null(j, d->n_stages ? stage_pid(&d->stages[0], true) : NULL);
     kd_json_key(j, "identical");
     json_str_or_null(j, d->identical);
+    kd_json_key(j, "rules");
+    kd_json_map_open(j);
+    kd_json_key(j, "name");
+    json_str_or_null(j, d->rules_name);
+    kd_json_key(j, "source");
+    json_str_or_null(j, d->rules_source);
+    kd_json_key(j, "gate_category");
+    kd_json_str(j, kd_diff_category_name(d, d->n_categories ? d->gate_category : KD_CAT_COMMUNICATION));
+    kd_json_map_close(j);
     kd_json_key(j, "sides");
     kd_json_map_open(j);
     kd_json_key(j, "baseline");
@@ -1266,7 +1281,7 @@ static void json_gate(kd_json *j, const kd_report *r)
 
 /* One side's (or the delta's) summary; launches as a signed difference for
  * the delta. */
-static void json_summary(kd_json *j, const kd_stage_summary *s, const kd_stage_summary *minus)
+static void json_summary(kd_json *j, const kd_diff *d, const kd_stage_summary *s, const kd_stage_summary *minus)
 {
     kd_json_map_open(j);
     kd_json_key(j, "busy_us");
@@ -1281,10 +1296,12 @@ static void json_summary(kd_json *j, const kd_stage_summary *s, const kd_stage_s
     kd_json_int(j, (int64_t)s->comm_kernels - (minus ? (int64_t)minus->comm_kernels : 0));
     kd_json_key(j, "categories");
     kd_json_map_open(j);
-    for (int k = 0; k < KD_CAT_COUNT; k++) {
-        kd_category c = category_order[k];
+    kd_category order[KD_CAT_MAX];
+    size_t ncat = kd_diff_report_categories(d, order);
+    for (size_t k = 0; k < ncat; k++) {
+        kd_category c = order[k];
         const kd_time_split *x = &s->by_category[c], *y = minus ? &minus->by_category[c] : NULL;
-        kd_json_key(j, kd_category_name(c));
+        kd_json_key(j, kd_diff_category_name(d, c));
         kd_json_map_open(j);
         kd_json_key(j, "total_us");
         kd_json_double(j, x->total_us - (y ? y->total_us : 0.0));
@@ -1346,7 +1363,7 @@ static void json_row(kd_json *j, kd_stage stage, const kd_diff_row *r)
     kd_json_map_open(j);
     json_str_key(j, "", "stage", true, kd_stage_name(stage));
     json_str_key(j, "", "kernel", true, r->name);
-    json_str_key(j, "", "category", true, kd_category_name(r->category));
+    json_str_key(j, "", "category", true, r->category_name);
     json_str_key(j, "", "match", true, kd_diff_row_kind(r));
     json_str_key(j, "", "evidence", true, row_evidence(r));
     json_str_key(j, "", "baseline_name", r->base.present, r->base.name);
@@ -1363,7 +1380,7 @@ static void json_row(kd_json *j, kd_stage stage, const kd_diff_row *r)
     kd_json_map_close(j);
 }
 
-static void json_stage(kd_json *j, const kd_diff_stage *s)
+static void json_stage(kd_json *j, const kd_report *r, const kd_diff_stage *s)
 {
     kd_json_map_open(j);
     json_str_key(j, "", "stage", true, kd_stage_name(s->stage));
@@ -1373,11 +1390,11 @@ static void json_stage(kd_json *j, const kd_diff_stage *s)
     kd_json_key(j, "summary");
     kd_json_map_open(j);
     kd_json_key(j, "baseline");
-    json_summary(j, &s->sum_base, NULL);
+    json_summary(j, r->diff, &s->sum_base, NULL);
     kd_json_key(j, "candidate");
-    json_summary(j, &s->sum_cand, NULL);
+    json_summary(j, r->diff, &s->sum_cand, NULL);
     kd_json_key(j, "delta");
-    json_summary(j, &s->sum_cand, &s->sum_base);
+    json_summary(j, r->diff, &s->sum_cand, &s->sum_base);
     kd_json_map_close(j);
     kd_json_key(j, "rows");
     kd_json_array_open(j);
@@ -1400,7 +1417,7 @@ bool kd_diff_write_json(const kd_report *r, FILE *out)
     kd_json_key(&j, "stages");
     kd_json_array_open(&j);
     for (size_t s = 0; s < r->diff->n_stages; s++)
-        json_stage(&j, &r->diff->stages[s]);
+        json_stage(&j, r, &r->diff->stages[s]);
     kd_json_array_close(&j);
     kd_json_map_close(&j);
     bool ok = kd_json_close(&j);
@@ -1477,7 +1494,7 @@ static void text_side_num(char *cell, const kd_diff_side *s, double v)
 static void text_cells(const kd_diff_row *r, char cells[X_COLS][X_CELL])
 {
     text_cell_name(cells[X_KERNEL], r->name, KD_REPORT_TEXT_NAME);
-    snprintf(cells[X_CAT], X_CELL, "%s", kd_category_name(r->category));
+    snprintf(cells[X_CAT], X_CELL, "%s", r->category_name);
     snprintf(cells[X_MATCH], X_CELL, "%s", kd_diff_row_kind(r));
     text_side_num(cells[X_BEXP], &r->base, r->base.exposed_us);
     text_side_num(cells[X_CEXP], &r->cand, r->cand.exposed_us);
@@ -1676,6 +1693,13 @@ static bool text_inputs(const kd_report *r, FILE *out)
         fputc('\n', out);
     }
     fprintf(out, "normalization: %s\n", normalized(r) ? "steps (every time is per ProfilerStep)" : "none");
+    if (r->diff->rules_name) {
+        char rules[X_CELL * 2];
+        snprintf(rules, sizeof rules, "%s (%s)", r->diff->rules_name,
+                 r->diff->rules_source ? r->diff->rules_source : "built-in");
+        text_sanitize(rules);
+        fprintf(out, "rules: %s\n", rules);
+    }
     return ok;
 }
 

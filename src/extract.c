@@ -223,6 +223,7 @@ kd_status kd_extract_kernel_events(kd_trace *t, const char *pid_substring, kd_ke
             st = kd_fail(err, KD_ENOMEM, "%s: out of memory", t->path);
             break;
         }
+        e->kind = kd_rules_kind(kd_trace_rules(t), e->category);
         e->stage = kd_resolve_kernel_stage(&in.ann, e->ts, e->ext);
         (*n)++;
     }

@@ -176,6 +176,7 @@ kd_status kd_inspect_build(const kd_side *side, const char *pid_substring, kd_in
 {
     memset(out, 0, sizeof *out);
     out->side = side;
+    out->rules = side->n ? kd_trace_rules(side->traces[0]) : kd_rules_reference();
     out->pid_substring = pid_substring;
     str_index pids = {kd_interner_new()}, streams = {kd_interner_new()};
     bool ok = pids.names && streams.names && collect_pids(out, &pids) &&
@@ -232,7 +233,8 @@ static void file_rank(const kd_side *s, size_t i, char *rank, size_t rn, char *w
 
 static bool has_communication(const kd_inspect *r)
 {
-    return r->cat_launches[KD_CAT_COMMUNICATION] > 0;
+    int c = kd_rules_category_index(r->rules, "communication");
+    return c >= 0 && r->cat_launches[c] > 0;
 }
 
 bool kd_inspect_write_text(const kd_inspect *r, FILE *out)
@@ -284,8 +286,8 @@ bool kd_inspect_write_text(const kd_inspect *r, FILE *out)
         fprintf(out, "  %-16s %8llu kernels (from %s)\n", kd_stage_display_name(r->stages[i].stage),
                 (unsigned long long)r->stages[i].kernels, r->stages[i].how);
     fprintf(out, "Kernels by category (chosen pid):\n");
-    for (int c = 0; c < KD_CAT_COUNT; c++)
-        fprintf(out, "  %-14s %8llu launches %14.1f us\n", kd_category_name((kd_category)c),
+    for (size_t c = 0; c < r->rules->n_categories && c < KD_CAT_MAX; c++)
+        fprintf(out, "  %-14s %8llu launches %14.1f us\n", kd_rules_category_name(r->rules, (kd_category)c),
                 (unsigned long long)r->cat_launches[c], r->cat_total_us[c]);
     fprintf(out, "CPU side: %llu cpu_ops%s, %llu python frames, %llu CUDA launches, "
                  "%llu stage annotations, %llu thread names\n",
@@ -293,6 +295,7 @@ bool kd_inspect_write_text(const kd_inspect *r, FILE *out)
             r->legacy_cpu_ops ? " (2021 category Operator)" : "", (unsigned long long)r->frames,
             (unsigned long long)r->launches, (unsigned long long)r->annotations,
             (unsigned long long)r->thread_names);
+    fprintf(out, "Rules: %s (%s)\n", r->rules->name, r->rules->source ? r->rules->source : "built-in");
     fprintf(out, "ProfilerStep markers: %llu steps (%llu CPU, %llu GPU annotations)\n",
             (unsigned long long)r->steps, (unsigned long long)r->steps_cpu,
             (unsigned long long)r->steps_gpu);
@@ -408,8 +411,8 @@ bool kd_inspect_write_json(const kd_inspect *r, FILE *out)
     kd_json_array_close(&j);
     kd_json_key(&j, "categories");
     kd_json_map_open(&j);
-    for (int c = 0; c < KD_CAT_COUNT; c++) {
-        kd_json_key(&j, kd_category_name((kd_category)c));
+    for (size_t c = 0; c < r->rules->n_categories && c < KD_CAT_MAX; c++) {
+        kd_json_key(&j, kd_rules_category_name(r->rules, (kd_category)c));
         kd_json_map_open(&j);
         kd_json_key(&j, "launches"); kd_json_int(&j, (int64_t)r->cat_launches[c]);
         kd_json_key(&j, "total_us"); kd_json_double(&j, r->cat_total_us[c]);
@@ -417,6 +420,11 @@ bool kd_inspect_write_json(const kd_inspect *r, FILE *out)
     }
     kd_json_map_close(&j);
     kd_json_key(&j, "steps"); kd_json_int(&j, (int64_t)r->steps);
+    kd_json_key(&j, "rules");
+    kd_json_map_open(&j);
+    kd_json_key(&j, "name"); kd_json_str(&j, r->rules->name);
+    kd_json_key(&j, "source"); kd_json_str(&j, r->rules->source ? r->rules->source : "built-in");
+    kd_json_map_close(&j);
     kd_json_key(&j, "warnings");
     kd_json_array_open(&j);
     if (!has_communication(r))

@@ -192,7 +192,7 @@ static bool sweep_init(sweep *w, kd_kernel_event *ev, size_t n, const kd_interne
         !w->best_dur || !w->best_name || !w->stamp || !w->touched)
         return false;
     for (size_t i = 0; i < n; i++) {
-        w->prio[i] = (unsigned char)kd_category_priority(ev[i].category);
+        w->prio[i] = (unsigned char)kd_category_priority(ev[i].kind);
         w->dur[i] = ev[i].dur;
     }
     return true;
@@ -214,7 +214,7 @@ static void activate(sweep *w, uint32_t e)
     uint32_t s = w->stream[e];
     if (w->active_count[s]++ == 0)
         w->distinct++;
-    if (w->ev[e].category == KD_CAT_COMPUTE) {
+    if (w->ev[e].kind == KD_CAT_COMPUTE) {
         w->compute_count[s]++;
         w->compute++;
     }
@@ -238,7 +238,7 @@ static void deactivate(sweep *w, uint32_t e)
     uint32_t s = w->stream[e];
     if (--w->active_count[s] == 0)
         w->distinct--;
-    if (w->ev[e].category == KD_CAT_COMPUTE) {
+    if (w->ev[e].kind == KD_CAT_COMPUTE) {
         w->compute_count[s]--;
         w->compute--;
     }

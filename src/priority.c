@@ -255,10 +255,10 @@ static bool dependency_like(const kd_kernel_event *cur, const kd_kernel_event *n
 {
     if (!nb)
         return false;
-    if (cur->category == KD_CAT_COMMUNICATION)
-        return nb->category != KD_CAT_COMMUNICATION;
-    if (cur->category == KD_CAT_ELEMENTWISE || cur->category == KD_CAT_MEMORY)
-        return nb->category != KD_CAT_OTHER;
+    if (cur->kind == KD_CAT_COMMUNICATION)
+        return nb->kind != KD_CAT_COMMUNICATION;
+    if (cur->kind == KD_CAT_ELEMENTWISE || cur->kind == KD_CAT_MEMORY)
+        return nb->kind != KD_CAT_OTHER;
     return false;
 }
 
@@ -401,7 +401,7 @@ static bool make_row(const row_ctx *c, size_t agg, const char *verdict, char *su
     r->dependency_signal = dep.signal;
     r->prev_neighbor = dep.prev ? dep.prev : strdup("none");
     r->next_neighbor = dep.next ? dep.next : strdup("none");
-    kd_priority_and_recommendation(verdict, a->category, dep.signal, r->exclusive_ratio,
+    kd_priority_and_recommendation(verdict, a->kind, dep.signal, r->exclusive_ratio,
                                    r->hidden_ratio, r->share_pct, &r->priority, &r->recommendation);
     return ok && r->prev_neighbor && r->next_neighbor;
 }
@@ -437,7 +437,7 @@ kd_status kd_build_action_rows(const kd_bundle *formal, const kd_aggregate_list 
     for (size_t i = 0; ok && i < n_top_overlap; i++) {
         kd_action_row r;
         ok = make_row(&c, top_overlap[i], "headroom",
-                      headroom_suggestion(aggs->v[top_overlap[i]].category), &r);
+                      headroom_suggestion(aggs->v[top_overlap[i]].kind), &r);
         if (ok && strcmp(r.priority, "P5") == 0) {
             free_row(&r);
             continue;

@@ -217,6 +217,8 @@ bool kd_triage_write_text(const kd_triage *t, const kd_triage_options *opt, FILE
         fprintf(out, ", device %s\n", *device ? device : "unknown");
     }
     const kd_kernel_accounting *a = &t->formal.bundles.acc;
+    const kd_rules *rules = t->formal.n ? kd_trace_rules(t->formal.traces[0]) : kd_rules_reference();
+    fprintf(out, "rules: %s (%s)\n", rules->name, rules->source ? rules->source : "built-in");
     fprintf(out, "stages from %s; kernels: ", t->formal.stages_how ? t->formal.stages_how : "none");
     kd_accounting_write_text(a, out);
     fputc('\n', out);
@@ -297,7 +299,7 @@ bool kd_triage_write_csv(const kd_triage *t, const kd_triage_options *opt, FILE 
         csv_str(out, r->priority, false);
         csv_str(out, r->verdict, false);
         csv_str(out, kd_str(ts->formal->trace->strings, r->kernel), false);
-        csv_str(out, kd_category_name(r->category), false);
+        csv_str(out, kd_rules_category_name(kd_trace_rules(ts->formal->trace), r->category), false);
         csv_num(out, "%.3f", r->total_us);
         csv_num(out, "%.3f", a->exclusive_us);
         csv_num(out, "%.3f", a->hidden_us);
@@ -402,7 +404,7 @@ static void write_event(kd_json *j, const kd_trace *tr, const kd_kernel_event *e
     kd_json_key(j, "idx"); kd_json_int(j, e->idx);
     kd_json_key(j, "name"); kd_json_str(j, kd_str(s, e->name));
     kd_json_key(j, "canonical_name"); kd_json_str(j, kd_str(s, e->canonical));
-    kd_json_key(j, "category"); kd_json_str(j, kd_category_name(e->category));
+    kd_json_key(j, "category"); kd_json_str(j, kd_rules_category_name(kd_trace_rules(tr), e->category));
     kd_json_key(j, "stage"); kd_json_str(j, kd_stage_name(e->stage));
     kd_json_key(j, "pid"); kd_json_str(j, kd_str(s, e->pid));
     kd_json_key(j, "tid"); kd_json_str(j, kd_str(s, e->tid));
@@ -419,11 +421,12 @@ static void write_event(kd_json *j, const kd_trace *tr, const kd_kernel_event *e
     kd_json_map_close(j);
 }
 
-static void write_aggregate(kd_json *j, const kd_interner *s, const kd_aggregate *a)
+static void write_aggregate(kd_json *j, const kd_trace *tr, const kd_aggregate *a)
 {
+    const kd_interner *s = tr->strings;
     kd_json_map_open(j);
     kd_json_key(j, "name"); kd_json_str(j, kd_str(s, a->name));
-    kd_json_key(j, "category"); kd_json_str(j, kd_category_name(a->category));
+    kd_json_key(j, "category"); kd_json_str(j, kd_rules_category_name(kd_trace_rules(tr), a->category));
     kd_json_key(j, "count"); kd_json_int(j, (int64_t)a->count);
     kd_json_key(j, "total_us"); kd_json_double(j, a->total_us);
     kd_json_key(j, "hidden_us"); kd_json_double(j, a->hidden_us);
@@ -476,7 +479,7 @@ static void write_source_map(kd_json *j, const kd_source_map *sm, bool with_best
 }
 
 /* action rows; with opt, only those that clear the render bar */
-static void write_rows(kd_json *j, const kd_interner *s, const kd_action_rows *rows,
+static void write_rows(kd_json *j, const kd_trace *tr, const kd_action_rows *rows,
                        const kd_triage_options *opt)
 {
     kd_json_array_open(j);
@@ -487,8 +490,8 @@ static void write_rows(kd_json *j, const kd_interner *s, const kd_action_rows *r
         kd_json_map_open(j);
         kd_json_key(j, "priority"); kd_json_str(j, r->priority);
         kd_json_key(j, "verdict"); kd_json_str(j, r->verdict);
-        kd_json_key(j, "kernel"); kd_json_str(j, kd_str(s, r->kernel));
-        kd_json_key(j, "category"); kd_json_str(j, kd_category_name(r->category));
+        kd_json_key(j, "kernel"); kd_json_str(j, kd_str(tr->strings, r->kernel));
+        kd_json_key(j, "category"); kd_json_str(j, kd_rules_category_name(kd_trace_rules(tr), r->category));
         kd_json_key(j, "total_us"); kd_json_double(j, r->total_us);
         kd_json_key(j, "share_pct"); kd_json_double(j, r->share_pct);
         kd_json_key(j, "exclusive_ratio"); kd_json_double(j, r->exclusive_ratio);
@@ -528,7 +531,7 @@ static void write_stage(kd_json *j, const kd_triage_stage *ts, const kd_triage_o
     kd_json_key(j, "aggregates");
     kd_json_array_open(j);
     for (size_t i = 0; i < ts->aggregates.n; i++)
-        write_aggregate(j, ft->strings, &ts->aggregates.v[i]);
+        write_aggregate(j, ft, &ts->aggregates.v[i]);
     kd_json_array_close(j);
     kd_json_key(j, "top_overlap_opportunities");
     write_name_list(j, ft->strings, &ts->aggregates, ts->top_overlap, ts->n_top_overlap);
@@ -543,9 +546,9 @@ static void write_stage(kd_json *j, const kd_triage_stage *ts, const kd_triage_o
     kd_json_key(j, "source_map");
     write_source_map(j, &ts->sources, true);
     kd_json_key(j, "action_rows");
-    write_rows(j, ft->strings, &ts->rows, NULL);
+    write_rows(j, ft, &ts->rows, NULL);
     kd_json_key(j, "rendered_rows");
-    write_rows(j, ft->strings, &ts->rows, opt);
+    write_rows(j, ft, &ts->rows, opt);
     if (opt->dump_internals) {
         kd_json_key(j, "events");
         kd_json_array_open(j);
@@ -568,6 +571,12 @@ bool kd_triage_write_json(const kd_triage *t, const kd_triage_options *opt, FILE
     write_files(&j, &t->formal);
     kd_json_key(&j, "stages_from");
     kd_json_str(&j, t->formal.stages_how ? t->formal.stages_how : "none");
+    const kd_rules *rules = t->formal.n ? kd_trace_rules(t->formal.traces[0]) : kd_rules_reference();
+    kd_json_key(&j, "rules");
+    kd_json_map_open(&j);
+    kd_json_key(&j, "name"); kd_json_str(&j, rules->name);
+    kd_json_key(&j, "source"); kd_json_str(&j, rules->source ? rules->source : "built-in");
+    kd_json_map_close(&j);
     kd_json_key(&j, "accounting");
     kd_accounting_write_json(&j, &t->formal.bundles.acc);
     if (opt->dump_internals) {

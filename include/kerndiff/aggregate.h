@@ -12,6 +12,7 @@
 typedef struct {
     kd_sid name; /* canonical name */
     kd_category category;
+    kd_category kind; /* the category's behaviour (classify.h) */
     uint64_t count;
     double total_us, hidden_us, exclusive_us, hidden_by_compute_us;
     kd_counter overlap_with;

@@ -12,37 +12,60 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
-/* The overlap module's categories (reference §4 classify_kernel). Every
- * behaviour that depends on a category (priority, suggestions, the gate's
- * communication) is keyed by these values. */
-typedef enum {
+/* A category: an index into a profile's category table (kd_rules.categories).
+ * Every profile starts with the overlap module's five (reference §4
+ * classify_kernel), at these indexes; a rules file may add more (e.g.
+ * attention), each behaving as one of the five: its kind. Every behaviour
+ * that depends on a category (priority, suggestions, the hidden-by-compute
+ * time) reads the kind; reports and the gate read the category. */
+typedef uint8_t kd_category;
+enum {
     KD_CAT_COMPUTE = 0,
     KD_CAT_COMMUNICATION,
     KD_CAT_MEMORY,
     KD_CAT_ELEMENTWISE,
     KD_CAT_OTHER,
-    KD_CAT_COUNT
-} kd_category;
+    KD_CAT_COUNT /* the built-in five: the kinds */
+};
+#define KD_CAT_MAX 16 /* categories a profile may have */
 
-/* "compute", "communication", "memory", "elementwise", "other". */
+/* The built-in five's names: "compute", "communication", "memory",
+ * "elementwise", "other" (a kind's name). */
 const char *kd_category_name(kd_category c);
-/* OH CATEGORY_PRIORITY: compute 4, communication 3, memory 2, elementwise 1, other 0. */
-int kd_category_priority(kd_category c);
+/* OH CATEGORY_PRIORITY of a kind: compute 4, communication 3, memory 2, elementwise 1, other 0. */
+int kd_category_priority(kd_category kind);
+
+typedef struct {
+    const char *name;
+    kd_category kind; /* one of the built-in five */
+} kd_category_def;
 
 /* One step of a first-match-wins classification: a lowered name containing
- * any of `keywords` gets the step's category, unless `unless_compute_like`
- * and the name also contains a keyword of the profile's compute-like list
- * (the reference's weak tiers). */
+ * any of `keywords`, or matching `regex` (a POSIX extended regular
+ * expression, compiled; NULL for none), gets the step's category, unless
+ * `unless_compute_like` and the name also contains a keyword of the
+ * profile's compute-like list (the reference's weak tiers). */
 typedef struct {
     kd_category category;
     const char *label; /* the kernel-site helpers' category string */
-    const char *const *keywords; /* NULL-terminated */
+    const char *const *keywords; /* NULL-terminated, may be NULL */
     bool unless_compute_like;
+    const void *regex; /* a regex_t, or NULL */
 } kd_class_step;
 
 typedef struct {
-    const char *name; /* the profile's name, for reports */
+    const char *name; /* the profile's name, for reports: "default", "reference", or the file's path */
+    /* where it comes from, for reports: "built-in", or "PATH (hash 0123456789abcdef)" */
+    const char *source;
+    /* the categories, indexed by kd_category; the first KD_CAT_COUNT are the
+     * built-in five, in enum order */
+    const kd_category_def *categories;
+    size_t n_categories;
+    /* the matcher's user rules (match.h): "OLD_GLOB=NEW_GLOB" */
+    const char *const *match_rules;
+    size_t n_match_rules;
     /* OH classify_kernel: steps in order, then KD_CAT_OTHER */
     const kd_class_step *steps;
     size_t n_steps;
@@ -66,6 +89,18 @@ typedef struct {
 
 /* The reference's tables, exactly. */
 const kd_rules *kd_rules_reference(void);
+/* The default profile: current CUDA and ROCm stacks classified correctly
+ * (docs/taxonomy.md); the reference's tables for everything but the
+ * overlap categories. */
+const kd_rules *kd_rules_default(void);
+/* A built-in profile by name ("default", "reference"), NULL when none. */
+const kd_rules *kd_rules_builtin(const char *name);
+
+/* Category c's name and kind in r ("other" / KD_CAT_OTHER when out of range). */
+const char *kd_rules_category_name(const kd_rules *r, kd_category c);
+kd_category kd_rules_kind(const kd_rules *r, kd_category c);
+/* The category named name, -1 when the profile has none. */
+int kd_rules_category_index(const kd_rules *r, const char *name);
 
 /* OH classify_kernel on the raw (not normalized) name. */
 kd_category kd_rules_classify(const kd_rules *r, const char *raw_name);

@@ -29,6 +29,8 @@ typedef struct {
      * NEW_GLOB (fnmatch), before any heuristic; n_match_rules entries */
     const char *const *match_rules;
     size_t n_match_rules;
+    /* --gate-category: the category the gate watches, NULL: communication */
+    const char *gate_category;
     bool sequential; /* load the sides one after the other (tests) */
 } kd_diff_options;
 
@@ -38,6 +40,7 @@ typedef struct {
     bool present;
     const char *name; /* canonical kernel name on that side */
     kd_category category;
+    const char *category_name; /* in the rules in force (kd_diff.category_names) */
     uint64_t launches;
     /* the diff says "exposed" for what the analysis calls exclusive time
      * (reference: exclusive_us, time with no other stream busy) */
@@ -51,6 +54,7 @@ typedef struct {
 typedef struct {
     const char *name; /* the candidate's name if present, else the baseline's */
     kd_category category;
+    const char *category_name; /* the candidate's if present, else the baseline's */
     kd_match_kind match; /* KD_MATCH_NONE with only one side: added / removed */
     const char *evidence; /* why the two were paired, e.g. "same scope
                              flux.py(124), 228 = 228 launches"; "" for exact
@@ -75,9 +79,10 @@ typedef struct {
 typedef struct {
     double busy_us, overlap_us, max_concurrent_streams;
     uint64_t launches; /* kernels without a duration included (divergence D7) */
-    kd_time_split by_category[KD_CAT_COUNT];
-    uint64_t launches_by_category[KD_CAT_COUNT];
-    uint64_t comm_kernels; /* communication launches */
+    kd_time_split by_category[KD_CAT_MAX];
+    uint64_t launches_by_category[KD_CAT_MAX];
+    kd_category gate_category; /* the category the gate watches (kd_diff.gate_category) */
+    uint64_t comm_kernels;     /* its launches (communication unless --gate-category) */
 } kd_stage_summary;
 
 typedef struct {
@@ -144,6 +149,13 @@ typedef struct {
     bool normalized;               /* --normalize steps: times are per step */
     kd_diff_stage stages[KD_STAGE_COUNT];
     size_t n_stages;
+    /* the rules in force: their name and source ("built-in", or a file with
+     * its hash), their categories in rule order (0 of them in a diff built
+     * by hand: the built-in five), and the one the gate watches */
+    const char *rules_name, *rules_source;
+    const char *category_names[KD_CAT_MAX];
+    size_t n_categories;
+    kd_category gate_category;
     /* the two sides are one file or the same bytes ("the same file", "the
      * same bytes"; NULL: they differ), and whether that is allowed */
     const char *identical;
@@ -165,7 +177,13 @@ void kd_diff_free(kd_diff *d);
 void kd_diff_gate(const kd_diff *d, const kd_gate *fail, const kd_gate *warn, kd_gate_result *out);
 void kd_gate_result_free(kd_gate_result *g);
 
-/* Exposed communication time of a summary. */
+/* Exposed time of the gate's category (communication unless
+ * --gate-category) in a summary. */
 double kd_stage_exposed_comm(const kd_stage_summary *s);
+/* A category's name in d's rules (the built-in names in a hand-built diff). */
+const char *kd_diff_category_name(const kd_diff *d, kd_category c);
+/* The categories d's reports list: the gate's first, then the others in
+ * rule order; returns their count. */
+size_t kd_diff_report_categories(const kd_diff *d, kd_category out[KD_CAT_MAX]);
 
 #endif

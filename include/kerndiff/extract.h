@@ -18,7 +18,8 @@ typedef struct {
     kd_sid name;    /* raw name */
     kd_sid canonical;
     kd_sid pid, tid, stream;
-    kd_category category;
+    kd_category category; /* in the trace's rules (kd_trace.rules) */
+    kd_category kind;     /* its behaviour: one of the built-in five */
     kd_stage stage; /* annotation-resolved (reference §2.2) */
     double ts, dur, end;
     int64_t ext;  /* External id, else via correlation; KD_NOID for None */

@@ -38,8 +38,9 @@ typedef struct {
     size_t n_streams;
     kd_inspect_stage stages[KD_STAGE_COUNT];
     size_t n_stages;
-    uint64_t cat_launches[KD_CAT_COUNT];
-    double cat_total_us[KD_CAT_COUNT];
+    const kd_rules *rules; /* the traces' (their categories) */
+    uint64_t cat_launches[KD_CAT_MAX];
+    double cat_total_us[KD_CAT_MAX];
     uint64_t events_read, complete_events, kernel_records, cpu_ops, frames, launches,
         annotations, thread_names, steps_cpu, steps_gpu, skipped[KD_SKIP_COUNT];
     uint64_t steps; /* distinct ProfilerStep numbers (CPU, else GPU annotations) */

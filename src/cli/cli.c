@@ -134,6 +134,7 @@ void kd_cli_common_init(kd_cli_common *o)
     memset(o, 0, sizeof *o);
     o->format = "text";
     o->analysis.min_share = 1.0;
+    o->rules = "default";
 }
 
 /* --markdown, --csv, --json: each names one file, once */
@@ -182,6 +183,7 @@ int kd_cli_common_option(const char *cmd, int c, const char *arg, kd_cli_common 
         if (!kd_cli_parse_threads(arg, &o->threads))
             return kd_cli_usage_error(cmd, "--threads must be 1 or 2, not '%s'", arg), -1;
         return 1;
+    case 'r': o->rules = arg; return 1;
     case 'X':
         if (!kd_cli_parse_max_string(arg, &o->max_string))
             return kd_cli_usage_error(cmd, "--max-string takes a byte count >= 1 (K, M, G allowed) or none, "
@@ -189,6 +191,17 @@ int kd_cli_common_option(const char *cmd, int c, const char *arg, kd_cli_common 
         return 1;
     default: return 0;
     }
+}
+
+bool kd_cli_rules(const char *spec, const kd_rules **rules, kd_rules_owned **owned)
+{
+    kd_error err;
+    kd_error_clear(&err);
+    if (kd_rules_resolve(spec, rules, owned, &err) != KD_OK) {
+        kd_cli_error("%s", err.msg);
+        return false;
+    }
+    return true;
 }
 
 bool kd_cli_plan_outputs(const char *cmd, const kd_cli_common *com, const char *const inputs[],

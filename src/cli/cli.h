@@ -12,6 +12,7 @@
 #include "kerndiff/error.h"
 #include "kerndiff/kernelsites.h"
 #include "kerndiff/text.h"
+#include "kerndiff/rules_file.h"
 #include "kerndiff/triage.h"
 #include "output.h"
 
@@ -57,6 +58,7 @@ typedef struct {
     bool quiet;
     unsigned threads; /* --threads: 1 or 2, 0 = by the cores */
     uint64_t max_string; /* --max-string: 0 the default, UINT64_MAX none */
+    const char *rules;   /* --rules NAME|FILE (default: "default") */
 } kd_cli_common;
 
 /* getopt_long entries of the shared options (letters p s l S f M C j K w q T) */
@@ -67,7 +69,7 @@ typedef struct {
     {"csv", required_argument, NULL, 'C'}, {"json", required_argument, NULL, 'j'},       \
     {"no-kernel-map", no_argument, NULL, 'K'}, {"framework", required_argument, NULL, 'w'}, \
     {"quiet", no_argument, NULL, 'q'}, {"threads", required_argument, NULL, 'T'},          \
-    {"max-string", required_argument, NULL, 'X'}
+    {"max-string", required_argument, NULL, 'X'}, {"rules", required_argument, NULL, 'r'}
 
 /* the formats of files[0..2] */
 extern const char *const kd_cli_file_formats[3];
@@ -77,6 +79,11 @@ void kd_cli_common_init(kd_cli_common *o);
 /* One option of argv: 1 stored, 0 not a shared option, -1 a usage error
  * (printed; the caller exits 2). */
 int kd_cli_common_option(const char *cmd, int c, const char *arg, kd_cli_common *o);
+
+/* The profile --rules names (a built-in or a file), loaded before any work;
+ * *owned is set when it came from a file (free with kd_rules_owned_free).
+ * false: the one-line error was printed; exit 2. */
+bool kd_cli_rules(const char *spec, const kd_rules **rules, kd_rules_owned **owned);
 
 /* --limit's range (0 = no limit). */
 #define KD_CLI_LIMIT_MAX 1000000
@@ -100,6 +107,7 @@ int kd_cli_bad_option(const char *cmd, const struct option *opts, int c, const c
 
 int kd_cmd_inspect(int argc, char **argv);
 int kd_cmd_triage(int argc, char **argv);
+int kd_cmd_rules(int argc, char **argv);
 int kd_cmd_diff(int argc, char **argv);
 
 #endif

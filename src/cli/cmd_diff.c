@@ -71,6 +71,11 @@ static void diff_help(void)
            "  --max-string SIZE      the longest JSON string a trace may hold (default 256M:\n"
            "                         far above any kernel name); a longer one stops the load\n"
            "                         naming its byte offset. Bytes, or with K, M, G; none\n"
+           "  --gate-category NAME   the category the gate watches (default:\n"
+           "                         communication; a rules file may add others)\n"
+           "  --rules R              the kernel categories: default (current CUDA and\n"
+           "                         ROCm stacks), reference (the reference's tables) or a\n"
+           "                         rules file (kerndiff rules --help)\n"
            "  -h, --help             this help\n"
            "\n"
            "The verdict line (pass / warn / fail and the numbers) goes to stderr, except when\n"
@@ -119,6 +124,7 @@ static const struct option diff_options[] = {
     {"warn-on-exposed-comm", required_argument, NULL, 'W'},
     {"allow-identical", no_argument, NULL, 'I'},
     {"match-rule", required_argument, NULL, 'R'},
+    {"gate-category", required_argument, NULL, 'G'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -183,6 +189,7 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
                 return KD_EXIT_ERROR;
             break;
         case 'I': o->d.allow_identical = true; break;
+        case 'G': o->d.gate_category = optarg; break;
         case 'R':
             if (parse_match_rule(optarg, o))
                 return KD_EXIT_ERROR;
@@ -238,8 +245,31 @@ static int run_diff(diff_cli *o, int argc, char **argv)
     kd_error err;
     kd_error_clear(&err);
     kd_diff d;
-    if (kd_diff_run(&o->d, &d, &err) != KD_OK) {
+    const kd_rules *rules;
+    kd_rules_owned *owned;
+    if (!kd_cli_rules(o->com.rules, &rules, &owned)) {
         kd_outputs_abort(&outs);
+        return KD_EXIT_ERROR;
+    }
+    o->d.sides.load.rules = rules;
+    /* the command line's match rules first, then the rules file's */
+    const char **match = calloc(o->n_rules + rules->n_match_rules + 1, sizeof *match);
+    if (!match) {
+        kd_outputs_abort(&outs);
+        kd_rules_owned_free(owned);
+        return kd_cli_error("out of memory");
+    }
+    for (size_t i = 0; i < o->n_rules; i++)
+        match[i] = o->rules[i];
+    for (size_t i = 0; i < rules->n_match_rules; i++)
+        match[o->n_rules + i] = rules->match_rules[i];
+    o->d.match_rules = match;
+    o->d.n_match_rules = o->n_rules + rules->n_match_rules;
+    rc = kd_diff_run(&o->d, &d, &err) != KD_OK ? KD_EXIT_ERROR : KD_EXIT_OK;
+    free(match);
+    if (rc) {
+        kd_outputs_abort(&outs);
+        kd_rules_owned_free(owned);
         return kd_cli_error("%s", err.msg);
     }
     kd_gate_result gate;
@@ -250,6 +280,7 @@ static int run_diff(diff_cli *o, int argc, char **argv)
         fprintf(stderr, "%s\n", gate.line);
         kd_gate_result_free(&gate);
         kd_diff_free(&d);
+        kd_rules_owned_free(owned);
         return KD_EXIT_ERROR;
     }
     kd_report rep = {&d, &o->fail, &o->warn, &gate};
@@ -264,6 +295,7 @@ static int run_diff(diff_cli *o, int argc, char **argv)
         rc = KD_EXIT_GATE;
     kd_gate_result_free(&gate);
     kd_diff_free(&d);
+    kd_rules_owned_free(owned);
     return rc;
 }
 

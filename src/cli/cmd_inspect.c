@@ -29,6 +29,9 @@ static void inspect_help(void)
            "  --max-string SIZE  the longest JSON string a trace may hold (default 256M:\n"
            "                   far above any kernel name); a longer one stops the load\n"
            "                   naming its byte offset. Bytes, or with K, M, G; none\n"
+           "  --rules R        the kernel categories: default (current CUDA and ROCm\n"
+           "                   stacks), reference (the reference's tables) or a rules\n"
+           "                   file (kerndiff rules --help)\n"
            "  -h, --help       this help\n"
            "\n"
            "Exit status: 0 ok; 2 bad usage, unreadable or invalid trace, or no GPU kernels.\n");
@@ -41,6 +44,7 @@ int kd_cmd_inspect(int argc, char **argv)
         {"format", required_argument, NULL, 'f'},
         {"threads", required_argument, NULL, 'T'},
         {"max-string", required_argument, NULL, 'X'},
+        {"rules", required_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -55,6 +59,7 @@ int kd_cmd_inspect(int argc, char **argv)
         case 'f':
         case 'T':
         case 'X':
+        case 'r':
             if (kd_cli_common_option("inspect", c, optarg, &com) < 0)
                 return KD_EXIT_ERROR;
             break;
@@ -72,14 +77,22 @@ int kd_cmd_inspect(int argc, char **argv)
     kd_error_clear(&err);
     kd_side side;
     kd_load_options load = kd_cli_load_options(com.threads, 1, com.max_string);
+    const kd_rules *rules;
+    kd_rules_owned *owned;
+    if (!kd_cli_rules(com.rules, &rules, &owned))
+        return KD_EXIT_ERROR;
+    load.rules = rules;
     /* the reference's stages, and the whole trace for the streams and
      * categories of every kernel of the pid */
     kd_side_options so = {pid, &load, KD_STAGES_REFERENCE, true};
-    if (kd_side_open(path, &so, &side, &err) != KD_OK)
+    if (kd_side_open(path, &so, &side, &err) != KD_OK) {
+        kd_rules_owned_free(owned);
         return kd_cli_error("%s", err.msg);
+    }
     kd_inspect r;
     if (kd_inspect_build(&side, pid, &r, &err) != KD_OK) {
         kd_side_free(&side);
+        kd_rules_owned_free(owned);
         return kd_cli_error("%s", err.msg);
     }
     bool ok = strcmp(format, "json") == 0 ? kd_inspect_write_json(&r, stdout)
@@ -93,5 +106,6 @@ int kd_cmd_inspect(int argc, char **argv)
     }
     kd_inspect_free(&r);
     kd_side_free(&side);
+    kd_rules_owned_free(owned);
     return rc;
 }

@@ -45,6 +45,9 @@ static void triage_help(void)
            "  --max-string SIZE  the longest JSON string a trace may hold (default 256M:\n"
            "                     far above any kernel name); a longer one stops the load\n"
            "                     naming its byte offset. Bytes, or with K, M, G; none\n"
+           "  --rules R          the kernel categories: default (current CUDA and ROCm\n"
+           "                     stacks), reference (the reference's tables, what\n"
+           "                     conformance uses) or a rules file (kerndiff rules --help)\n"
            "  -h, --help         this help\n"
            "\n"
            "Reports are written together once everything succeeded, or none is; an output\n"
@@ -135,8 +138,16 @@ int kd_cmd_triage(int argc, char **argv)
     kd_error err;
     kd_error_clear(&err);
     kd_triage t;
+    const kd_rules *rules;
+    kd_rules_owned *owned;
+    if (!kd_cli_rules(o.com.rules, &rules, &owned)) {
+        kd_outputs_abort(&outs);
+        return KD_EXIT_ERROR;
+    }
+    o.t.load.rules = rules;
     if (kd_triage_run(&o.t, &t, &err) != KD_OK) {
         kd_outputs_abort(&outs);
+        kd_rules_owned_free(owned);
         return kd_cli_error("%s", err.msg);
     }
     output_ctx ctx = {&t, &o};
@@ -145,5 +156,6 @@ int kd_cmd_triage(int argc, char **argv)
     if (rc == KD_EXIT_OK && kd_triage_outside_warning(&t, warn, sizeof warn))
         fprintf(stderr, "kerndiff: warning: %s: %s\n", o.t.formal_path, warn);
     kd_triage_free(&t);
+    kd_rules_owned_free(owned);
     return rc;
 }

@@ -22,6 +22,9 @@ static const kd_command commands[] = {
     {"diff", "BASELINE CANDIDATE", "per-kernel deltas of exposed / hidden time,\n"
                                    "priority changes, exposed-communication gate", kd_cmd_diff},
     {"triage", "TRACE", "one trace's overlap-opportunity table", kd_cmd_triage},
+    {"rules", "--list|--show|--classify", "the kernel-category profiles (--rules),\n"
+                                           "and what one makes of kernel names",
+     kd_cmd_rules},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -78,6 +78,9 @@ static yajl_val run_case(yajl_val c, bool split, char **markdown, char *msg, siz
     opt.min_share = 1.0;
     yajl_val lim = kd_json_member(c, "overlap_table_limit");
     opt.limit = lim && lim->type == yajl_t_number ? (size_t)YAJL_GET_INTEGER(lim) : 0;
+    /* the reference's own tables (kerndiff --rules reference): the default
+     * profile classifies current stacks differently (docs/taxonomy.md) */
+    opt.load.rules = kd_rules_reference();
     if (split) { /* every plain trace parsed as two halves at once (load.h) */
         opt.load.threads = 2;
         opt.load.split_min_bytes = 1;

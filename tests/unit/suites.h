@@ -23,6 +23,8 @@ Suite *report_suite(void);
 Suite *diff_suite(void);
 Suite *split_suite(void);
 Suite *match_suite(void);
+Suite *rules_file_suite(void);
+Suite *taxonomy_suite(void);
 
 #include "kerndiff/load.h"
 /* Fails the test unless a serial and a split load of the same bytes agree:

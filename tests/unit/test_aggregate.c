@@ -19,6 +19,7 @@ static kd_kernel_event mk(uint32_t idx, kd_sid canon, kd_category cat, double du
     e.idx = idx;
     e.canonical = canon;
     e.category = cat;
+    e.kind = cat; /* the built-in five are their own kinds */
     e.dur = dur;
     e.hidden_us = hidden;
     e.exclusive_us = exclusive;
@@ -178,6 +179,7 @@ static kd_aggregate agg(kd_sid name, kd_category cat, double total, double hidde
     memset(&a, 0, sizeof a);
     a.name = name;
     a.category = cat;
+    a.kind = cat;
     a.count = 1;
     a.total_us = total;
     a.hidden_us = hidden;

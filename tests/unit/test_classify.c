@@ -5,6 +5,7 @@
  * extraction gives, so no step classifies with tables of its own. */
 #include "config.h"
 
+#include <regex.h>
 #include <string.h>
 
 #include "kerndiff/classify.h"
@@ -49,7 +50,7 @@ static const char *const fabric[] = {"fabric", NULL};
 static const char *const zz[] = {"zz", NULL};
 static const char *const none[] = {NULL};
 static const char *const tok_phase[] = {"tok_phase", NULL};
-static const kd_class_step steps[] = {{KD_CAT_COMMUNICATION, "communication", fabric, false}};
+static const kd_class_step steps[] = {{KD_CAT_COMMUNICATION, "communication", fabric, false, NULL}};
 static const char *const *const hints[] = {zz};
 
 static kd_rules custom_rules(void)
@@ -65,6 +66,54 @@ static kd_rules custom_rules(void)
     r.decode_keywords = tok_phase;
     return r;
 }
+
+START_TEST(test_categories_of_a_profile)
+{
+    const kd_rules *r = kd_rules_reference();
+    ck_assert_ptr_eq(kd_rules_builtin("reference"), r);
+    ck_assert_ptr_eq(kd_rules_builtin("default"), kd_rules_default());
+    ck_assert_ptr_null(kd_rules_builtin("nosuch"));
+    ck_assert_str_eq(kd_rules_default()->name, "default");
+    ck_assert_str_eq(kd_rules_default()->source, "built-in");
+    ck_assert_uint_eq(r->n_categories, KD_CAT_COUNT);
+    for (kd_category c = 0; c < KD_CAT_COUNT; c++) {
+        ck_assert_str_eq(kd_rules_category_name(r, c), kd_category_name(c));
+        ck_assert_int_eq(kd_rules_kind(r, c), c);
+        ck_assert_int_eq(kd_rules_category_index(r, kd_category_name(c)), c);
+    }
+    ck_assert_int_eq(kd_rules_category_index(r, "attention"), -1);
+    ck_assert_str_eq(kd_rules_category_name(r, 12), "other"); /* out of range */
+    ck_assert_int_eq(kd_rules_kind(r, 12), KD_CAT_OTHER);
+}
+END_TEST
+
+/* A category a profile adds behaves as its kind; a regex step matches the
+ * lowered name. */
+START_TEST(test_added_category_and_regex)
+{
+    static const kd_category_def cats[] = {
+        {"compute", KD_CAT_COMPUTE},       {"communication", KD_CAT_COMMUNICATION},
+        {"memory", KD_CAT_MEMORY},         {"elementwise", KD_CAT_ELEMENTWISE},
+        {"other", KD_CAT_OTHER},           {"attention", KD_CAT_COMPUTE},
+    };
+    static const char *const attn[] = {"sage_fwd", NULL};
+    regex_t re;
+    ck_assert_int_eq(regcomp(&re, "^my_ar_[0-9]+$", REG_EXTENDED | REG_NOSUB), 0);
+    kd_class_step st[] = {{5, "attention", attn, false, NULL},
+                          {KD_CAT_COMMUNICATION, "communication", NULL, false, &re}};
+    kd_rules r = *kd_rules_reference();
+    r.categories = cats;
+    r.n_categories = 6;
+    r.steps = st;
+    r.n_steps = 2;
+    ck_assert_int_eq(kd_rules_classify(&r, "sage_fwd"), 5);
+    ck_assert_str_eq(kd_rules_category_name(&r, 5), "attention");
+    ck_assert_int_eq(kd_rules_kind(&r, 5), KD_CAT_COMPUTE);
+    ck_assert_int_eq(kd_rules_classify(&r, "MY_AR_42"), KD_CAT_COMMUNICATION); /* lowered */
+    ck_assert_int_eq(kd_rules_classify(&r, "my_ar_x"), KD_CAT_OTHER);
+    regfree(&re);
+}
+END_TEST
 
 START_TEST(test_custom_profile)
 {
@@ -139,6 +188,8 @@ Suite *classify_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_reference_profile);
     tcase_add_test(tc, test_custom_profile);
+    tcase_add_test(tc, test_categories_of_a_profile);
+    tcase_add_test(tc, test_added_category_and_regex);
     tcase_add_test(tc, test_rules_reach_the_load);
     suite_add_tcase(s, tc);
     return s;

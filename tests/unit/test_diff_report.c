@@ -145,6 +145,7 @@ static kd_diff_row *all_rows(size_t *n)
 static void summary(kd_stage_summary *s, double comm_exposed)
 {
     memset(s, 0, sizeof *s);
+    s->gate_category = KD_CAT_COMMUNICATION;
     s->busy_us = 1000.0;
     s->overlap_us = 100.0;
     s->max_concurrent_streams = 2.0;

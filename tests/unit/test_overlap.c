@@ -21,6 +21,7 @@ static kd_kernel_event mk(uint32_t idx, kd_sid stream, kd_category cat, kd_sid c
     e.idx = idx;
     e.stream = stream;
     e.category = cat;
+    e.kind = cat; /* the built-in five are their own kinds */
     e.canonical = canon;
     e.name = canon;
     e.ts = ts;
@@ -100,7 +101,7 @@ static kd_sid ref_dominant(const kd_kernel_event *ev, size_t self, const size_t 
             best = (long)active[j];
         else {
             const kd_kernel_event *b = &ev[best];
-            int po = kd_category_priority(o->category), pb = kd_category_priority(b->category);
+            int po = kd_category_priority(o->kind), pb = kd_category_priority(b->kind);
             if (po > pb || (po == pb && o->dur > b->dur))
                 best = (long)active[j];
         }
@@ -118,7 +119,7 @@ static void ref_segment(kd_kernel_event *ev, const size_t *active, size_t na, do
             const kd_kernel_event *o = &ev[active[j]];
             if (o->idx != e->idx && o->stream != e->stream) {
                 others = true;
-                compute = compute || o->category == KD_CAT_COMPUTE;
+                compute = compute || o->kind == KD_CAT_COMPUTE;
             }
         }
         if (others) {
