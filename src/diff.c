@@ -228,6 +228,10 @@ typedef struct {
     const kd_triage_stage *ts;
     const char **names; /* aggregate names */
     kd_match_item *items;
+    /* every launch's duration and exposed time, by aggregate: aggregate i's
+     * are [off[i], off[i + 1]) (zero-duration launches included) */
+    double *dur, *exposed;
+    size_t *off;
 } side_view;
 
 static int64_t aggregate_key(kd_sid canonical, kd_category category)
@@ -235,29 +239,48 @@ static int64_t aggregate_key(kd_sid canonical, kd_category category)
     return (int64_t)(((uint64_t)canonical << 32) | (uint32_t)category);
 }
 
-/* The first launch of each aggregate: the earliest ts of its events, those
- * without a duration included. */
-static bool first_launches(const side_view *v)
+/* Each aggregate's launches: the earliest (its first launch, for the
+ * matcher) and every duration and exposed time (for the statistics), those
+ * without a duration included. Two passes over the events: count, fill. */
+static bool collect_launches(side_view *v)
 {
     const kd_bundle *b = v->ts->formal;
+    size_t na = v->ts->aggregates.n;
     kd_i64map at;
     kd_i64map_init(&at);
-    bool ok = true;
-    for (size_t i = 0; ok && i < v->ts->aggregates.n; i++) {
+    v->off = calloc(na + 1, sizeof *v->off);
+    v->dur = malloc((b->n + b->n_zero + 1) * sizeof *v->dur);
+    v->exposed = malloc((b->n + b->n_zero + 1) * sizeof *v->exposed);
+    size_t *fill = calloc(na + 1, sizeof *fill);
+    bool ok = v->off && v->dur && v->exposed && fill;
+    for (size_t i = 0; ok && i < na; i++) {
         v->items[i].first_ts = INFINITY;
         ok = kd_i64map_put(&at, aggregate_key(v->ts->aggregates.v[i].name, v->ts->aggregates.v[i].category),
                            (int64_t)i);
     }
-    for (int pass = 0; ok && pass < 2; pass++) {
-        const kd_kernel_event *e = pass ? b->zero : b->events;
-        size_t n = pass ? b->n_zero : b->n;
-        for (size_t k = 0; k < n; k++) {
-            int64_t i;
-            if (kd_i64map_get(&at, aggregate_key(e[k].canonical, e[k].category), &i) &&
-                e[k].ts < v->items[i].first_ts)
-                v->items[i].first_ts = e[k].ts;
+    for (int round = 0; ok && round < 2; round++)
+        for (int pass = 0; pass < 2; pass++) {
+            const kd_kernel_event *e = pass ? b->zero : b->events;
+            size_t n = pass ? b->n_zero : b->n;
+            for (size_t k = 0; k < n; k++) {
+                int64_t i;
+                if (!kd_i64map_get(&at, aggregate_key(e[k].canonical, e[k].category), &i))
+                    continue;
+                if (round == 0) {
+                    v->off[i + 1]++;
+                    if (e[k].ts < v->items[i].first_ts)
+                        v->items[i].first_ts = e[k].ts;
+                    continue;
+                }
+                size_t slot = v->off[i] + fill[i]++;
+                v->dur[slot] = e[k].dur;
+                v->exposed[slot] = e[k].exclusive_us;
+            }
+            if (round == 0 && pass == 1)
+                for (size_t i = 0; i < na; i++)
+                    v->off[i + 1] += v->off[i];
         }
-    }
+    free(fill);
     kd_i64map_free(&at);
     return ok;
 }
@@ -280,13 +303,16 @@ static bool view_init(side_view *v, const kd_triage_stage *ts)
         v->items[i] = (kd_match_item){v->names[i], a->category, a->count, a->total_us,
                                       scope ? scope : "", op ? op : "", 0.0};
     }
-    return first_launches(v);
+    return collect_launches(v);
 }
 
 static void view_free(side_view *v)
 {
     free(v->names);
     free(v->items);
+    free(v->dur);
+    free(v->exposed);
+    free(v->off);
 }
 
 /* the baseline's source-map entry supplies the scope / launch-op text of
@@ -389,6 +415,131 @@ static int cmp_rows(const void *pa, const void *pb)
     return (a->category > b->category) - (a->category < b->category);
 }
 
+/* ---- statistics (stats.h) ----------------------------------------------------- */
+
+/* Aggregate i's per-launch durations and exposed times: their summaries
+ * (the durations are left sorted). */
+static void side_distributions(const side_view *v, size_t i, kd_diff_side *s)
+{
+    size_t from = v->off[i], n = v->off[i + 1] - from;
+    kd_dist_of(v->dur + from, n, &s->dur);
+    kd_dist_of(v->exposed + from, n, &s->exposed);
+}
+
+/* A row's per-launch test: the durations of the two kernels, when both
+ * sides have enough launches. */
+static bool row_statistics(kd_diff_row *r, const side_view *b, long bi, const side_view *c, long ci)
+{
+    r->p_value = r->q_value = r->shift_us = r->shift_lo_us = r->shift_hi_us = NAN;
+    if (bi >= 0)
+        side_distributions(b, (size_t)bi, &r->base);
+    if (ci >= 0)
+        side_distributions(c, (size_t)ci, &r->cand);
+    if (bi < 0 || ci < 0 || r->base.dur.n < KD_STATS_MIN_LAUNCHES || r->cand.dur.n < KD_STATS_MIN_LAUNCHES)
+        return true;
+    const double *x = b->dur + b->off[bi], *y = c->dur + c->off[ci];
+    kd_mwu t = kd_mann_whitney(x, r->base.dur.n, y, r->cand.dur.n);
+    kd_hl h;
+    if (!kd_hodges_lehmann(x, r->base.dur.n, y, r->cand.dur.n, 0.95, &h))
+        return false;
+    r->p_value = t.p;
+    r->shift_us = h.shift;
+    r->shift_lo_us = h.lo;
+    r->shift_hi_us = h.hi;
+    return true;
+}
+
+/* Benjamini–Hochberg over the stage's tested rows, then each row's change:
+ * a per-call change is a discovery whose shift is at least the minimum
+ * effect; a count change, launches that moved by more than the minimum
+ * effect's share (at least one); a kernel added, removed, replaced or paired
+ * by a rule is changed by what it is. */
+static bool classify_changes(const kd_diff *d, kd_diff_stage *ds)
+{
+    size_t n = ds->n_rows, k = 0;
+    double *p = malloc((n ? n : 1) * sizeof *p), *q = malloc((n ? n : 1) * sizeof *q);
+    size_t *at = malloc((n ? n : 1) * sizeof *at);
+    bool *reject = malloc((n ? n : 1) * sizeof *reject);
+    bool ok = p && q && at && reject;
+    for (size_t i = 0; ok && i < n; i++)
+        if (!isnan(ds->rows[i].p_value)) {
+            at[k] = i;
+            p[k++] = ds->rows[i].p_value;
+        }
+    ok = ok && kd_benjamini_hochberg(p, k, d->fdr, reject, q);
+    bool *discovery = ok ? calloc(n ? n : 1, sizeof *discovery) : NULL;
+    ok = ok && discovery;
+    for (size_t j = 0; ok && j < k; j++) {
+        ds->rows[at[j]].q_value = q[j];
+        discovery[at[j]] = reject[j];
+    }
+    ds->n_changed = ds->n_noise = ds->n_na = 0;
+    ds->noise_max_pct = 0.0;
+    for (size_t i = 0; ok && i < n; i++) {
+        kd_diff_row *r = &ds->rows[i];
+        bool one_sided = !r->base.present || !r->cand.present;
+        bool by_kind = r->match == KD_MATCH_REPLACED || r->match == KD_MATCH_RULE;
+        bool tested = !isnan(r->p_value);
+        double floor_us = fmax(d->min_effect_pct / 100.0 * r->base.dur.median, d->min_effect_us);
+        bool per_call = tested && discovery[i] && fabs(r->shift_us) >= floor_us;
+        double lb = (double)r->base.launches, lc = (double)r->cand.launches;
+        bool count = !one_sided && fabs(lc - lb) >= fmax(1.0, d->min_effect_pct / 100.0 * lb);
+        r->change_kind = per_call && count ? "per call and count" : per_call ? "per call" : count ? "count" : "";
+        if (one_sided || by_kind || per_call || count)
+            r->change = "changed";
+        else
+            r->change = tested ? "noise" : "n/a";
+        if (r->change[0] == 'c')
+            ds->n_changed++;
+        else if (r->change[0] == 'n' && r->change[1] == 'o') {
+            ds->n_noise++;
+            if (!isnan(r->pct_total) && fabs(r->pct_total) > ds->noise_max_pct)
+                ds->noise_max_pct = fabs(r->pct_total);
+        } else {
+            ds->n_na++;
+        }
+    }
+    free(p);
+    free(q);
+    free(at);
+    free(reject);
+    free(discovery);
+    return ok;
+}
+
+/* The gate's evidence: every launch of the gate's category, its exposed
+ * time, pooled over the kernels of each side and tested. */
+static bool gate_evidence(const kd_diff *d, const side_view *b, const side_view *c, kd_gate_evidence *out)
+{
+    memset(out, 0, sizeof *out);
+    const side_view *v[2] = {b, c};
+    double *pool[2] = {NULL, NULL};
+    size_t n[2] = {0, 0};
+    bool ok = true;
+    for (int s = 0; ok && s < 2; s++) {
+        const kd_aggregate_list *al = &v[s]->ts->aggregates;
+        pool[s] = malloc((v[s]->off[al->n] + 1) * sizeof *pool[s]);
+        ok = pool[s] != NULL;
+        for (size_t i = 0; ok && i < al->n; i++)
+            if (al->v[i].category == d->gate_category)
+                for (size_t k = v[s]->off[i]; k < v[s]->off[i + 1]; k++)
+                    pool[s][n[s]++] = v[s]->exposed[k];
+    }
+    if (ok && n[0] >= KD_STATS_MIN_LAUNCHES && n[1] >= KD_STATS_MIN_LAUNCHES) {
+        kd_dist unused;
+        kd_dist_of(pool[0], n[0], &unused);
+        kd_dist_of(pool[1], n[1], &unused);
+        kd_mwu t = kd_mann_whitney(pool[0], n[0], pool[1], n[1]);
+        kd_hl h;
+        ok = kd_hodges_lehmann(pool[0], n[0], pool[1], n[1], 0.95, &h);
+        if (ok)
+            *out = (kd_gate_evidence){true, t.p, h.shift, h.lo, h.hi};
+    }
+    free(pool[0]);
+    free(pool[1]);
+    return ok;
+}
+
 static bool build_rows(kd_diff *d, kd_diff_stage *ds, const side_view *b, const side_view *c,
                        const kd_matching *m, double sb, double sc, double min_share)
 {
@@ -400,20 +551,20 @@ static bool build_rows(kd_diff *d, kd_diff_stage *ds, const side_view *b, const 
         ok = fill_side(d, c, i, sc, min_share, &r->cand) &&
              (m->base_of[i] < 0 || fill_side(d, b, (size_t)m->base_of[i], sb, min_share, &r->base));
         r->evidence = kd_diff_own(d, m->evidence[i] ? m->evidence[i] : "");
-        ok = ok && r->evidence;
+        ok = ok && r->evidence && row_statistics(r, b, m->base_of[i], c, (long)i);
         kd_diff_row_finish(r, m->kind[i]);
     }
     for (size_t i = 0; ok && i < nb; i++) {
         if (m->cand_of[i] >= 0)
             continue;
         kd_diff_row *r = &ds->rows[n++];
-        ok = fill_side(d, b, i, sb, min_share, &r->base);
+        ok = fill_side(d, b, i, sb, min_share, &r->base) && row_statistics(r, b, (long)i, c, -1);
         kd_diff_row_finish(r, KD_MATCH_NONE);
     }
     ds->n_rows = n;
     if (ok)
         qsort(ds->rows, n, sizeof *ds->rows, cmp_rows);
-    return ok;
+    return ok && classify_changes(d, ds);
 }
 
 const char *kd_diff_row_kind(const kd_diff_row *r)
@@ -447,6 +598,7 @@ static bool diff_stage(kd_diff *d, kd_diff_stage *ds, const stage_pair *p, const
     }
     summarize(p->base, d->scale_base, d->gate_category, &ds->sum_base);
     summarize(p->cand, d->scale_cand, d->gate_category, &ds->sum_cand);
+    ok = ok && gate_evidence(d, &b, &c, &ds->gate_evidence);
     view_free(&b);
     view_free(&c);
     return ok;
@@ -741,6 +893,11 @@ kd_status kd_diff_run(const kd_diff_options *opt, kd_diff *out, kd_error *err)
     memset(&src, 0, sizeof src);
     if (!kd_diff_init(out))
         return kd_fail(err, KD_ENOMEM, "out of memory");
+    out->fdr = opt->fdr > 0.0 ? opt->fdr : 0.01;
+    bool effect_set = opt->min_effect_pct != 0.0 || opt->min_effect_us != 0.0;
+    out->min_effect_pct = effect_set ? opt->min_effect_pct : 2.0;
+    out->min_effect_us = effect_set ? opt->min_effect_us : 1.0;
+    out->gate_significance = opt->gate_significance;
     kd_status st = record_rules(opt, out, err);
     if (!st)
         st = run_sides(opt, &src, err);
@@ -878,12 +1035,25 @@ static void describe_change(const kd_diff *d, const kd_diff_stage *s, char *buf,
         snprintf(buf, n, "%s %.1f -> %.1f %s (%+.1f %s)", stage, b, c, u, c - b, u);
     else
         snprintf(buf, n, "%s %.1f -> %.1f %s (%+.1f %s, %+.1f%%)", stage, b, c, u, c - b, u, pct);
+    /* the evidence: the per-launch exposed time's shift and its interval */
+    const kd_gate_evidence *e = &s->gate_evidence;
+    if (e->tested && c != b)
+        snprintf(buf + strlen(buf), n - strlen(buf), " [per launch %+.1f us, 95%% CI %+.1f..%+.1f, p %.2g]",
+                 e->shift_us, e->lo_us, e->hi_us, e->p_value);
+}
+
+/* --gate-significance: the stage's per-launch evidence does not show a
+ * growth (not significant at the FDR, or an interval reaching zero) */
+static bool within_noise(const kd_diff *d, const kd_diff_stage *s)
+{
+    const kd_gate_evidence *e = &s->gate_evidence;
+    return d->gate_significance && e->tested && (e->p_value >= d->fdr || e->lo_us <= 0.0);
 }
 
 void kd_diff_gate(const kd_diff *d, const kd_gate *fail, const kd_gate *warn, kd_gate_result *out)
 {
     memset(out, 0, sizeof *out);
-    char failed[512] = "", warned[512] = "", all[768] = "", buf[256];
+    char failed[1024] = "", warned[1024] = "", all[1024] = "", buf[384];
     bool comm_missing = false;
     for (size_t i = 0; i < d->n_stages; i++) {
         const kd_diff_stage *s = &d->stages[i];
@@ -892,7 +1062,10 @@ void kd_diff_gate(const kd_diff *d, const kd_gate *fail, const kd_gate *warn, kd
         snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", *all ? "; " : "", buf);
         if (!s->sum_base.comm_kernels != !s->sum_cand.comm_kernels)
             comm_missing = true;
-        if (exceeds(fail, b, c))
+        if (exceeds(fail, b, c) && within_noise(d, s))
+            snprintf(warned + strlen(warned), sizeof warned - strlen(warned), "%s%s (within noise)",
+                     *warned ? "; " : "", buf);
+        else if (exceeds(fail, b, c))
             snprintf(failed + strlen(failed), sizeof failed - strlen(failed), "%s%s", *failed ? "; " : "", buf);
         else if (exceeds(warn, b, c))
             snprintf(warned + strlen(warned), sizeof warned - strlen(warned), "%s%s", *warned ? "; " : "", buf);
@@ -915,7 +1088,7 @@ void kd_diff_gate(const kd_diff *d, const kd_gate *fail, const kd_gate *warn, kd
                  "kerndiff: %s: one side has no %s kernels, the exposed-%s gate cannot be trusted: %s",
                  fail->set ? "FAIL" : "WARN", cat, cat, all);
     } else if (*warned) {
-        describe_gate(d, warn, g, sizeof g);
+        describe_gate(d, warn->set ? warn : fail, g, sizeof g);
         out->verdict = KD_VERDICT_WARN;
         snprintf(out->line, sizeof out->line, "kerndiff: WARN: exposed %s grew by more than %s: %s", cat, g, warned);
     } else if (fail->set || warn->set) {

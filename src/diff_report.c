@@ -3,6 +3,9 @@
  * CSV through libcsv, JSON through yajl_gen (jsonw.h), and an aligned text
  * table for a terminal. Every number is written with a fixed precision and
  * every list in the diff's own order, so the same diff gives the same bytes.
+ * The text and Markdown lead with what changed beyond noise (the rows'
+ * change, diff.h) and fold the noise rows into one line per stage; CSV and
+ * JSON carry every statistic as its own column (schema kerndiff.diff/2).
  * Every report shows why a row's two kernels were paired (kd_diff_row.evidence)
  * and lists the replaced pairs as one line each; names too long for a column
  * are elided in the middle (short_kernel_name), so siblings that differ only
@@ -16,6 +19,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +43,9 @@
 #define KD_REPORT_TEXT_EVIDENCE 200
 /* Rows of the text table, and lines of its replaced list. */
 #define KD_REPORT_TEXT_ROWS 40
+
+#define KD_REPORT_STR_(x) #x
+#define KD_REPORT_STR(x) KD_REPORT_STR_(x)
 
 /* ---- numbers ------------------------------------------------------------------ */
 
@@ -293,6 +300,240 @@ static bool row_is_changed(const kd_diff_row *r)
 {
     return !r->base.present || !r->cand.present || fabs(r->d_exposed_us) >= KD_REPORT_EPS_US ||
            fabs(r->d_total_us) >= KD_REPORT_EPS_US || strcmp(r->priority_change, "=") != 0;
+}
+
+/* ---- the noise statistics (diff.h, stats.h) -------------------------------------- */
+
+/* A row's change: "changed", "noise", "n/a", or "" when unknown (a row built
+ * by hand without statistics: it is reported as before them). */
+static const char *row_change(const kd_diff_row *r) { return r->change ? r->change : ""; }
+static bool row_known(const kd_diff_row *r) { return *row_change(r) != '\0'; }
+static bool row_is_noise(const kd_diff_row *r) { return strcmp(row_change(r), "noise") == 0; }
+static bool row_is_na(const kd_diff_row *r) { return strcmp(row_change(r), "n/a") == 0; }
+static bool row_is_real(const kd_diff_row *r) { return strcmp(row_change(r), "changed") == 0; }
+static const char *row_change_kind(const kd_diff_row *r) { return r->change_kind ? r->change_kind : ""; }
+
+/* A test's number of a row: only when its change is known (a hand-built row
+ * has zeros there, not results), NAN otherwise. */
+static double row_stat(const kd_diff_row *r, double v) { return row_known(r) ? v : NAN; }
+
+/* A side's per-launch distribution is known when it has a sample. */
+static bool dist_known(const kd_diff_side *s, const kd_dist *d) { return s->present && d->n > 0; }
+
+/* The rows of a stage by change, counted as the reports list them (rows of
+ * unknown change are in none), and the largest |Δ total %| among the noise. */
+typedef struct {
+    size_t changed, noise, na;
+    double noise_max_pct;
+} change_counts;
+
+static size_t counts_known(const change_counts *c) { return c->changed + c->noise + c->na; }
+
+static void stage_counts(const kd_diff_stage *s, change_counts *c)
+{
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < s->n_rows; i++) {
+        const kd_diff_row *r = &s->rows[i];
+        if (row_is_real(r)) {
+            c->changed++;
+        } else if (row_is_noise(r)) {
+            c->noise++;
+            if (isfinite(r->pct_total) && fabs(r->pct_total) > c->noise_max_pct)
+                c->noise_max_pct = fabs(r->pct_total);
+        } else if (row_is_na(r)) {
+            c->na++;
+        }
+    }
+}
+
+/* whether the stage's rows say which change is real (a computed diff) */
+static bool stage_has_stats(const kd_diff_stage *s)
+{
+    for (size_t i = 0; i < s->n_rows; i++)
+        if (row_known(&s->rows[i]))
+            return true;
+    return false;
+}
+
+/* "%g" without a trailing exponent's zeros: "2e-9", "0.0043", "0.31"; a
+ * p-value that underflowed reads "<1e-300" */
+static const char *fmt_p(char *buf, size_t n, double p)
+{
+    if (!isfinite(p)) {
+        snprintf(buf, n, "n/a");
+    } else if (p < 1e-300) {
+        snprintf(buf, n, "<1e-300");
+    } else if (p < 1e-3) {
+        char m[32];
+        snprintf(m, sizeof m, "%.0e", p); /* "2e-09" */
+        char *e = strchr(m, 'e');
+        int exp = e ? atoi(e + 1) : 0;
+        if (e)
+            *e = '\0';
+        snprintf(buf, n, "%se%d", m, exp);
+    } else {
+        snprintf(buf, n, "%.2g", p);
+    }
+    return buf;
+}
+
+/* "FDR 1 %, min effect 2 % / 1 us": the settings in force */
+static void settings_text(const kd_diff *d, kd_strbuf *b)
+{
+    kd_sb_printf(b, "FDR %g %%, min effect %g %% / %g us", d->fdr * 100.0, d->min_effect_pct, d->min_effect_us);
+}
+
+/* "41 kernels moved within noise, largest ±0.8 %" */
+static void noise_text(const change_counts *c, kd_strbuf *b)
+{
+    char x[64];
+    kd_sb_printf(b, "%zu kernel%s moved within noise, largest ±%s %%", c->noise, c->noise == 1 ? "" : "s",
+                 fmt_fixed(x, sizeof x, 1, c->noise_max_pct));
+}
+
+static void md_escape(kd_strbuf *b, const char *s);
+
+/* What tells a row's change apart (one line or one cell): its launches and
+ * medians, the shift with its interval, the test and the kind of change:
+ * "228 -> 228 launches, median 529.2 -> 535.7 us, shift +6.5 us [+5.9,
+ * +7.1] (p 2e-9, per call)"; "→" and "—" for "->" and "-" in Markdown.
+ * Per-launch times are never per step. */
+
+static void stats_text(kd_strbuf *b, const kd_diff_row *r, bool md)
+{
+    const char *arrow = md ? "→" : "->", *dash = md ? "—" : "-";
+    char x[64], y[64], z[64];
+    const kd_diff_side *bs = &r->base, *cs = &r->cand;
+    if (bs->present)
+        kd_sb_printf(b, "%" PRIu64, bs->launches);
+    else
+        kd_sb_puts(b, dash);
+    kd_sb_printf(b, " %s ", arrow);
+    if (cs->present)
+        kd_sb_printf(b, "%" PRIu64, cs->launches);
+    else
+        kd_sb_puts(b, dash);
+    kd_sb_puts(b, " launches");
+    bool mb = dist_known(bs, &bs->dur), mc = dist_known(cs, &cs->dur);
+    if (mb || mc)
+        kd_sb_printf(b, ", median %s %s %s us", mb ? fmt_fixed(x, sizeof x, 1, bs->dur.median) : dash, arrow,
+                     mc ? fmt_fixed(y, sizeof y, 1, cs->dur.median) : dash);
+    double shift = row_stat(r, r->shift_us), lo = row_stat(r, r->shift_lo_us), hi = row_stat(r, r->shift_hi_us);
+    if (isfinite(shift)) {
+        kd_sb_printf(b, ", shift %s us", fmt_signed(x, sizeof x, 1, shift));
+        if (isfinite(lo) && isfinite(hi))
+            kd_sb_printf(b, " [%s, %s]", fmt_signed(y, sizeof y, 1, lo), fmt_signed(z, sizeof z, 1, hi));
+    }
+    /* why: the test, the kind of change, or what the row is */
+    const char *why[3] = {NULL, NULL, NULL};
+    size_t n = 0;
+    double p = row_stat(r, r->p_value);
+    char pbuf[64] = "";
+    if (isfinite(p)) {
+        snprintf(pbuf, sizeof pbuf, "p %s", fmt_p(x, sizeof x, p));
+        why[n++] = pbuf;
+    }
+    if (*row_change_kind(r))
+        why[n++] = row_change_kind(r);
+    else if (row_is_real(r) && (!bs->present || !cs->present || r->match == KD_MATCH_REPLACED ||
+                                r->match == KD_MATCH_RULE))
+        why[n++] = kd_diff_row_kind(r); /* changed by what it is */
+    if (row_is_na(r))
+        why[n++] = "n/a: under " KD_REPORT_STR(KD_STATS_MIN_LAUNCHES) " launches";
+    if (n) {
+        kd_sb_puts(b, " (");
+        for (size_t i = 0; i < n; i++) {
+            kd_sb_puts(b, i ? ", " : "");
+            if (md)
+                md_escape(b, why[i]);
+            else
+                kd_sb_puts(b, why[i]);
+        }
+        kd_sb_puts(b, ")");
+    }
+}
+
+/* The first lines of the text and Markdown reports: what changed beyond
+ * noise, per compared stage (one line when one stage is compared), or
+ * plainly that nothing did. Nothing when no row carries statistics. */
+static void headline(const kd_report *r, bool md, kd_strbuf *b)
+{
+    const kd_diff *d = r->diff;
+    change_counts c[KD_STAGE_COUNT];
+    size_t idx[KD_STAGE_COUNT], k = 0, changed = 0, noise = 0;
+    double largest = 0.0;
+    for (size_t s = 0; s < d->n_stages && s < KD_STAGE_COUNT; s++) {
+        if (!stage_has_stats(&d->stages[s]))
+            continue;
+        stage_counts(&d->stages[s], &c[k]);
+        changed += c[k].changed;
+        noise += c[k].noise;
+        if (c[k].noise_max_pct > largest)
+            largest = c[k].noise_max_pct;
+        idx[k++] = s;
+    }
+    if (!k)
+        return;
+    const char *bo = md ? "**" : "";
+    char x[64];
+    kd_strbuf set = {0};
+    settings_text(d, &set);
+    if (!changed && !noise) {
+        /* nothing could be tested: say so, not that nothing changed */
+        kd_sb_printf(b, "%sNo kernel could be tested for noise%s: every kernel has fewer than %d launches on a "
+                        "side (%s).\n",
+                     bo, bo, KD_STATS_MIN_LAUNCHES, kd_sb_str(&set));
+    } else if (!changed) {
+        kd_sb_printf(b, "%sNo kernel changed beyond noise%s (", bo, bo);
+        for (size_t i = 0; i < k; i++) {
+            if (k > 1)
+                kd_sb_printf(b, "%s%s ", i ? ", " : "", kd_stage_display_name(d->stages[idx[i]].stage));
+            kd_sb_printf(b, "%zu kernel%s", counts_known(&c[i]), counts_known(&c[i]) == 1 ? "" : "s");
+            if (c[i].na)
+                kd_sb_printf(b, ", %zu n/a", c[i].na);
+        }
+        kd_sb_printf(b, "; largest move ±%s %%; %s).\n", fmt_fixed(x, sizeof x, 1, largest), kd_sb_str(&set));
+    } else {
+        for (size_t i = 0; i < k; i++) {
+            const change_counts *ci = &c[i];
+            if (k == 1)
+                kd_sb_printf(b, "%sChanged beyond noise: %zu of %zu kernel%s%s (%s)", bo, ci->changed,
+                             counts_known(ci), counts_known(ci) == 1 ? "" : "s", bo, kd_sb_str(&set));
+            else {
+                if (!i)
+                    kd_sb_printf(b, "%sChanged beyond noise%s (%s):\n%s", bo, bo, kd_sb_str(&set), md ? "\n" : "");
+                kd_sb_printf(b, "%s%s: %zu of %zu kernel%s", md ? "- " : "  ",
+                             kd_stage_display_name(d->stages[idx[i]].stage), ci->changed, counts_known(ci),
+                             counts_known(ci) == 1 ? "" : "s");
+            }
+            if (ci->noise)
+                kd_sb_printf(b, "; %zu moved within noise (largest ±%s %%)", ci->noise,
+                             fmt_fixed(x, sizeof x, 1, ci->noise_max_pct));
+            if (ci->na)
+                kd_sb_printf(b, "; %zu n/a (fewer than %d launches on a side)", ci->na, KD_STATS_MIN_LAUNCHES);
+            kd_sb_puts(b, k == 1 ? ".\n" : "\n");
+        }
+    }
+    b->oom = b->oom || set.oom;
+    kd_sb_free(&set);
+}
+
+/* The gate's evidence of a stage, when tested and a gate is set: "shift
+ * +5.1 us [+4.0, +6.2] of communication exposed time per launch (p 1e-5)" */
+static bool gate_evidence_text(const kd_report *r, const kd_diff_stage *s, kd_strbuf *b)
+{
+    const kd_gate_evidence *g = &s->gate_evidence;
+    bool gated = (r->fail && r->fail->set) || (r->warn && r->warn->set);
+    if (!g->tested || !gated)
+        return false;
+    const kd_diff *d = r->diff;
+    char x[64], y[64], z[64], p[64];
+    kd_sb_printf(b, "shift %s us", fmt_signed(x, sizeof x, 1, g->shift_us));
+    if (isfinite(g->lo_us) && isfinite(g->hi_us))
+        kd_sb_printf(b, " [%s, %s]", fmt_signed(y, sizeof y, 1, g->lo_us), fmt_signed(z, sizeof z, 1, g->hi_us));
+    kd_sb_printf(b, " of %s exposed time per launch (p %s)", kd_diff_category_name(d, s->sum_base.gate_category),
+                 fmt_p(p, sizeof p, g->p_value));
+    return true;
 }
 
 /* ---- Markdown: escaping ------------------------------------------------------------ */
@@ -583,6 +824,26 @@ static void md_summary(const kd_report *r, const kd_diff_stage *s, kd_strbuf *b)
     kd_sb_puts(b, "\n");
 }
 
+/* Under a stage's summary: its noise rows as one line, and the gate's
+ * evidence when a gate is set. */
+static void md_stage_noise(const kd_report *r, const kd_diff_stage *s, kd_strbuf *b)
+{
+    change_counts c;
+    stage_counts(s, &c);
+    if (c.noise) {
+        noise_text(&c, b);
+        kd_sb_puts(b, " (listed in the full table only).\n\n");
+    }
+    kd_strbuf g = {0};
+    if (gate_evidence_text(r, s, &g)) {
+        kd_sb_puts(b, "Gate evidence: ");
+        md_escape(b, kd_sb_str(&g)); /* a category name is a rules file's text */
+        kd_sb_puts(b, ".\n\n");
+    }
+    b->oom = b->oom || g.oom;
+    kd_sb_free(&g);
+}
+
 /* ---- Markdown: truncatable lists ---------------------------------------------------- */
 
 /* The lists of a stage, in document order: the replaced pairs come right
@@ -613,14 +874,16 @@ typedef struct {
     size_t n, keep, total; /* total: rows of that kind before the top-10 cut */
     size_t *len;           /* rendered bytes of each row */
     size_t head_len, tail_len;
+    bool has_stats; /* the stage's rows carry their change: one more column */
 } md_list;
 
 static bool row_in_kind(md_kind k, const kd_diff_row *r)
 {
     switch (k) {
     case L_REPLACED: return row_is_replaced(r);
-    case L_REGRESSIONS: return r->d_exposed_us >= KD_REPORT_EPS_US;
-    case L_IMPROVEMENTS: return r->d_exposed_us <= -KD_REPORT_EPS_US;
+    /* the headline lists leave the noise out (it has one line per stage) */
+    case L_REGRESSIONS: return r->d_exposed_us >= KD_REPORT_EPS_US && !row_is_noise(r);
+    case L_IMPROVEMENTS: return r->d_exposed_us <= -KD_REPORT_EPS_US && !row_is_noise(r);
     case L_PRIORITY: return strcmp(r->priority_change, "=") != 0;
     case L_ADDED: return !r->base.present;
     case L_REMOVED: return !r->cand.present;
@@ -652,6 +915,21 @@ static void md_cell_side_exposed(kd_strbuf *b, const kd_diff_side *s)
     kd_sb_puts(b, s->present ? fmt_fixed(x, sizeof x, 1, s->exposed_us) : "—");
 }
 
+/* The statistics of a row in one cell (stats_text), its change first in
+ * the full table: "**changed**: 228 → 228 launches, median ...". Nothing for
+ * a row of unknown change. */
+static void md_stats_cell(kd_strbuf *b, const kd_diff_row *r, bool with_change)
+{
+    if (!row_known(r))
+        return;
+    if (with_change && !row_is_na(r)) { /* an n/a row says so at its end */
+        kd_sb_puts(b, row_is_real(r) ? "**" : "");
+        md_escape(b, row_change(r));
+        kd_sb_puts(b, row_is_real(r) ? "**: " : ": ");
+    }
+    stats_text(b, r, true);
+}
+
 static void md_row_top(const md_list *l, size_t k, kd_strbuf *b)
 {
     const kd_diff_row *r = &l->st->rows[l->rows[k]];
@@ -662,8 +940,14 @@ static void md_row_top(const md_list *l, size_t k, kd_strbuf *b)
     md_cell_side_exposed(b, &r->base);
     kd_sb_puts(b, " | ");
     md_cell_side_exposed(b, &r->cand);
-    kd_sb_printf(b, " | %s | %s |\n", fmt_signed(x, sizeof x, 1, r->d_exposed_us),
+    kd_sb_printf(b, " | %s | %s |", fmt_signed(x, sizeof x, 1, r->d_exposed_us),
               fmt_row_pct(y, sizeof y, r, r->pct_exposed));
+    if (l->has_stats) {
+        kd_sb_puts(b, " ");
+        md_stats_cell(b, r, false);
+        kd_sb_puts(b, " |");
+    }
+    kd_sb_puts(b, "\n");
 }
 
 static void md_priority_cell(kd_strbuf *b, const kd_diff_side *s)
@@ -748,7 +1032,13 @@ static void md_row_full(const md_list *l, size_t k, kd_strbuf *b)
     kd_sb_puts(b, " | ");
     const char *scope = r->cand.present ? r->cand.python_scope : r->base.python_scope;
     md_escape(b, scope && *scope ? scope : "-");
-    kd_sb_puts(b, " |\n");
+    kd_sb_puts(b, " |");
+    if (l->has_stats) {
+        kd_sb_puts(b, " ");
+        md_stats_cell(b, r, true);
+        kd_sb_puts(b, " |");
+    }
+    kd_sb_puts(b, "\n");
 }
 
 /* "- <code>old</code> → <code>new</code>: +1.5 us total (120.7 → 122.1 us),
@@ -802,6 +1092,11 @@ static const char *const list_none[L_KINDS] = {"",
                                                "No kernel was removed.",
                                                ""};
 
+/* the top lists of a stage with statistics leave the noise out */
+static const char *const list_none_stats[L_KINDS] = {
+    "", "No kernel outside the noise grew in exposed time by 0.05 us or more.",
+    "No kernel outside the noise shrank in exposed time by 0.05 us or more.", "", "", "", ""};
+
 static void md_list_head(const md_list *l, kd_strbuf *b)
 {
     const char *u = time_unit(l->r);
@@ -813,9 +1108,9 @@ static void md_list_head(const md_list *l, kd_strbuf *b)
     if (l->kind == L_FULL) {
         kd_sb_printf(b, "<details><summary>All %zu kernels</summary>\n\n", l->st->n_rows);
         kd_sb_printf(b, "| kernel | category | match | launches | total (%s) | exposed (%s) | Δ exposed (%s) | "
-                     "Δ%% | hidden (%s) | priority | python scope |\n"
-                     "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n",
-                  u, u, u, u);
+                     "Δ%% | hidden (%s) | priority | python scope |%s\n"
+                     "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |%s\n",
+                  u, u, u, u, l->has_stats ? " change (per launch) |" : "", l->has_stats ? " --- |" : "");
         return;
     }
     kd_sb_printf(b, "#### %s", list_title[l->kind]);
@@ -825,15 +1120,16 @@ static void md_list_head(const md_list *l, kd_strbuf *b)
         kd_sb_printf(b, ": %zu", l->n);
     kd_sb_puts(b, "\n\n");
     if (!l->n) {
-        kd_sb_printf(b, "%s\n", list_none[l->kind]);
+        kd_sb_printf(b, "%s\n", l->has_stats && *list_none_stats[l->kind] ? list_none_stats[l->kind]
+                                                                           : list_none[l->kind]);
         return;
     }
     switch (l->kind) {
     case L_REGRESSIONS:
     case L_IMPROVEMENTS:
         kd_sb_printf(b, "| # | kernel | category | match | baseline exposed (%s) | candidate exposed (%s) | "
-                     "Δ (%s) | Δ%% |\n| ---: | --- | --- | --- | ---: | ---: | ---: | ---: |\n",
-                  u, u, u);
+                     "Δ (%s) | Δ%% |%s\n| ---: | --- | --- | --- | ---: | ---: | ---: | ---: |%s\n",
+                  u, u, u, l->has_stats ? " per launch |" : "", l->has_stats ? " --- |" : "");
         break;
     case L_PRIORITY:
         kd_sb_printf(b, "| kernel | match | baseline | candidate | change | Δ exposed (%s) |\n"
@@ -927,6 +1223,13 @@ static bool md_doc_build(md_doc *m, const kd_report *r)
     m->n_stages = r->diff->n_stages;
     kd_sb_printf(&m->prelude, "%s\n\n", gate_line(r));
     md_warnings(r, &m->prelude);
+    /* what changed leads, before the inputs' tables */
+    kd_strbuf head = {0};
+    headline(r, true, &head);
+    if (head.n)
+        kd_sb_printf(&m->prelude, "%s\n", kd_sb_str(&head));
+    m->prelude.oom = m->prelude.oom || head.oom;
+    kd_sb_free(&head);
     md_inputs(r, &m->prelude);
     if (!m->n_stages)
         kd_sb_puts(&m->prelude, "No stage is present on both sides: nothing was compared.\n");
@@ -934,12 +1237,14 @@ static bool md_doc_build(md_doc *m, const kd_report *r)
     kd_strbuf scratch = {0};
     for (size_t s = 0; ok && s < m->n_stages; s++) {
         md_summary(r, &r->diff->stages[s], &m->summary[s]);
+        md_stage_noise(r, &r->diff->stages[s], &m->summary[s]);
         ok = !m->summary[s].oom;
         for (int k = 0; ok && k < L_KINDS; k++) {
             md_list *l = &m->lists[s][k];
             l->kind = (md_kind)k;
             l->r = r;
             l->st = &r->diff->stages[s];
+            l->has_stats = stage_has_stats(l->st);
             ok = list_select(l) && list_measure(l, &scratch);
         }
     }
@@ -1042,6 +1347,36 @@ static const char *const csv_side_fields[] = {
 static const char *const csv_tail_fields[] = {"d_total_us", "d_exposed_us", "d_hidden_us", "pct_total",
                                               "pct_exposed", "pct_hidden", "priority_change", NULL};
 
+/* the statistics (schema 2): appended, so the columns before keep their
+ * places; the row's test, then each side's per-launch distribution */
+static const char *const csv_stat_fields[] = {"change",   "change_kind", "p_value",    "q_value",
+                                              "shift_us", "shift_lo_us", "shift_hi_us", NULL};
+
+typedef struct {
+    const char *name;
+    bool exposed; /* of the per-launch exposed time, else of the duration */
+    size_t offset; /* in kd_dist */
+} dist_field;
+
+static const dist_field dist_fields[] = {
+    {"dur_median_us", false, offsetof(kd_dist, median)},   {"dur_mean_us", false, offsetof(kd_dist, mean)},
+    {"dur_p10_us", false, offsetof(kd_dist, p10)},         {"dur_p90_us", false, offsetof(kd_dist, p90)},
+    {"dur_min_us", false, offsetof(kd_dist, min)},         {"dur_max_us", false, offsetof(kd_dist, max)},
+    {"dur_sd_us", false, offsetof(kd_dist, sd)},           {"exposed_median_us", true, offsetof(kd_dist, median)},
+    {"exposed_mean_us", true, offsetof(kd_dist, mean)},    {"exposed_p90_us", true, offsetof(kd_dist, p90)},
+};
+#define N_DIST_FIELDS (sizeof dist_fields / sizeof dist_fields[0])
+
+/* a side's distribution field; false when the side has no sample */
+static bool dist_value(const kd_diff_side *s, const dist_field *f, double *v)
+{
+    const kd_dist *d = f->exposed ? &s->exposed : &s->dur;
+    if (!dist_known(s, d))
+        return false;
+    *v = *(const double *)((const char *)d + f->offset);
+    return true;
+}
+
 static void csv_header(FILE *out)
 {
     fputs("stage,kernel,category,match,evidence,baseline_name,candidate_name", out);
@@ -1050,6 +1385,11 @@ static void csv_header(FILE *out)
             fprintf(out, ",%s%s", side ? "c_" : "b_", csv_side_fields[i]);
     for (size_t i = 0; csv_tail_fields[i]; i++)
         fprintf(out, ",%s", csv_tail_fields[i]);
+    for (size_t i = 0; csv_stat_fields[i]; i++)
+        fprintf(out, ",%s", csv_stat_fields[i]);
+    for (int side = 0; side < 2; side++)
+        for (size_t i = 0; i < N_DIST_FIELDS; i++)
+            fprintf(out, ",%s%s", side ? "c_" : "b_", dist_fields[i].name);
     fputc('\n', out);
 }
 
@@ -1069,6 +1409,32 @@ static void csv_number(FILE *out, int prec, double v, bool present)
     fputc(',', out);
     if (present && isfinite(v))
         fputs(fmt_fixed(buf, sizeof buf, prec, v), out);
+}
+
+/* a probability: 4 significant digits ("0.3125", "2.31e-09"), empty when NaN */
+static void csv_probability(FILE *out, double v)
+{
+    fputc(',', out);
+    if (isfinite(v))
+        fprintf(out, "%.4g", v);
+}
+
+/* the row's test and each side's distribution (csv_stat_fields, dist_fields) */
+static void csv_stats(FILE *out, const kd_diff_row *r)
+{
+    csv_text(out, r->change, false);
+    csv_text(out, row_known(r) ? row_change_kind(r) : NULL, false);
+    csv_probability(out, row_stat(r, r->p_value));
+    csv_probability(out, row_stat(r, r->q_value));
+    csv_number(out, 3, row_stat(r, r->shift_us), true);
+    csv_number(out, 3, row_stat(r, r->shift_lo_us), true);
+    csv_number(out, 3, row_stat(r, r->shift_hi_us), true);
+    for (int side = 0; side < 2; side++)
+        for (size_t i = 0; i < N_DIST_FIELDS; i++) {
+            double v = NAN;
+            bool known = dist_value(side ? &r->cand : &r->base, &dist_fields[i], &v);
+            csv_number(out, 3, v, known);
+        }
 }
 
 static void csv_side(FILE *out, const kd_diff_side *s)
@@ -1109,6 +1475,7 @@ static void csv_row(FILE *out, kd_stage stage, const kd_diff_row *r)
     csv_number(out, 4, r->pct_exposed, true);
     csv_number(out, 4, r->pct_hidden, true);
     csv_text(out, r->priority_change, false);
+    csv_stats(out, r);
     fputc('\n', out);
 }
 
@@ -1377,6 +1744,38 @@ static void json_row(kd_json *j, kd_stage stage, const kd_diff_row *r)
     json_num_key(j, "", "pct_exposed", true, r->pct_exposed);
     json_num_key(j, "", "pct_hidden", true, r->pct_hidden);
     json_str_key(j, "", "priority_change", true, r->priority_change);
+    /* the statistics, as the CSV's csv_stats */
+    json_str_key(j, "", "change", true, r->change);
+    json_str_key(j, "", "change_kind", row_known(r), row_change_kind(r));
+    json_num_key(j, "", "p_value", true, row_stat(r, r->p_value));
+    json_num_key(j, "", "q_value", true, row_stat(r, r->q_value));
+    json_num_key(j, "", "shift_us", true, row_stat(r, r->shift_us));
+    json_num_key(j, "", "shift_lo_us", true, row_stat(r, r->shift_lo_us));
+    json_num_key(j, "", "shift_hi_us", true, row_stat(r, r->shift_hi_us));
+    for (int side = 0; side < 2; side++)
+        for (size_t i = 0; i < N_DIST_FIELDS; i++) {
+            double v = NAN;
+            bool known = dist_value(side ? &r->cand : &r->base, &dist_fields[i], &v);
+            json_num_key(j, side ? "c_" : "b_", dist_fields[i].name, known, v);
+        }
+    kd_json_map_close(j);
+}
+
+/* the statistics' settings in force */
+static void json_statistics(kd_json *j, const kd_diff *d)
+{
+    kd_json_key(j, "statistics");
+    kd_json_map_open(j);
+    kd_json_key(j, "fdr");
+    kd_json_double(j, d->fdr);
+    kd_json_key(j, "min_effect_pct");
+    kd_json_double(j, d->min_effect_pct);
+    kd_json_key(j, "min_effect_us");
+    kd_json_double(j, d->min_effect_us);
+    kd_json_key(j, "gate_significance");
+    kd_json_bool(j, d->gate_significance);
+    kd_json_key(j, "min_launches");
+    kd_json_int(j, KD_STATS_MIN_LAUNCHES);
     kd_json_map_close(j);
 }
 
@@ -1396,6 +1795,24 @@ static void json_stage(kd_json *j, const kd_report *r, const kd_diff_stage *s)
     kd_json_key(j, "delta");
     json_summary(j, r->diff, &s->sum_cand, &s->sum_base);
     kd_json_map_close(j);
+    /* the rows by change (the library's counts) and the gate's evidence */
+    kd_json_key(j, "changed");
+    kd_json_int(j, (int64_t)s->n_changed);
+    kd_json_key(j, "noise");
+    kd_json_int(j, (int64_t)s->n_noise);
+    kd_json_key(j, "na");
+    kd_json_int(j, (int64_t)s->n_na);
+    json_num_key(j, "", "noise_max_pct", true, s->noise_max_pct);
+    const kd_gate_evidence *g = &s->gate_evidence;
+    kd_json_key(j, "gate_evidence");
+    kd_json_map_open(j);
+    kd_json_key(j, "tested");
+    kd_json_bool(j, g->tested);
+    json_num_key(j, "", "p_value", g->tested, g->p_value);
+    json_num_key(j, "", "shift_us", g->tested, g->shift_us);
+    json_num_key(j, "", "lo_us", g->tested, g->lo_us);
+    json_num_key(j, "", "hi_us", g->tested, g->hi_us);
+    kd_json_map_close(j);
     kd_json_key(j, "rows");
     kd_json_array_open(j);
     for (size_t i = 0; i < s->n_rows; i++)
@@ -1411,9 +1828,10 @@ bool kd_diff_write_json(const kd_report *r, FILE *out)
         return false;
     kd_json_map_open(&j);
     kd_json_key(&j, "schema");
-    kd_json_str(&j, "kerndiff.diff/1");
+    kd_json_str(&j, "kerndiff.diff/2");
     json_inputs(&j, r);
     json_gate(&j, r);
+    json_statistics(&j, r->diff);
     kd_json_key(&j, "stages");
     kd_json_array_open(&j);
     for (size_t s = 0; s < r->diff->n_stages; s++)
@@ -1428,11 +1846,12 @@ bool kd_diff_write_json(const kd_report *r, FILE *out)
 
 /* ---- text ------------------------------------------------------------------------------ */
 
-enum { X_KERNEL, X_CAT, X_MATCH, X_BEXP, X_CEXP, X_DEXP, X_DPCT, X_BTOT, X_CTOT, X_PRIO, X_COLS };
+/* X_CHANGE only in a stage whose rows carry their change */
+enum { X_KERNEL, X_CAT, X_MATCH, X_BEXP, X_CEXP, X_DEXP, X_DPCT, X_BTOT, X_CTOT, X_PRIO, X_CHANGE, X_COLS };
 
 static const char *const text_headers[X_COLS] = {"KERNEL",    "CATEGORY",  "MATCH",   "B_EXPOSED",
                                                  "C_EXPOSED", "D_EXPOSED", "D_EXP%",  "B_TOTAL",
-                                                 "C_TOTAL",   "PRIORITY"};
+                                                 "C_TOTAL",   "PRIORITY",  "CHANGE"};
 
 #define X_CELL 256
 
@@ -1503,25 +1922,42 @@ static void text_cells(const kd_diff_row *r, char cells[X_COLS][X_CELL])
     text_side_num(cells[X_BTOT], &r->base, r->base.total_us);
     text_side_num(cells[X_CTOT], &r->cand, r->cand.total_us);
     snprintf(cells[X_PRIO], X_CELL, "%s", r->priority_change);
+    snprintf(cells[X_CHANGE], X_CELL, "%s", row_change(r));
+    text_sanitize(cells[X_CHANGE]);
 }
 
 static bool text_numeric(int c) { return c >= X_BEXP && c <= X_CTOT; }
 
-static void text_print_row(FILE *out, char cells[X_COLS][X_CELL], const size_t *width)
+static void text_print_row(FILE *out, char cells[X_COLS][X_CELL], const size_t *width, int ncols)
 {
-    for (int c = 0; c < X_COLS; c++) {
+    for (int c = 0; c < ncols; c++) {
         size_t len = kd_utf8_len(cells[c]);
         int pad = (int)(width[c] > len ? width[c] - len : 0);
         if (text_numeric(c))
             fprintf(out, "%*s%s", pad, "", cells[c]);
-        else if (c == X_COLS - 1)
+        else if (c == ncols - 1)
             fputs(cells[c], out);
         else
             fprintf(out, "%s%*s", cells[c], pad, "");
-        if (c < X_COLS - 1)
+        if (c < ncols - 1)
             fputs("  ", out);
     }
     fputc('\n', out);
+}
+
+/* Under a row whose change is known and shown: its launches, medians, shift
+ * and test (stats_text), e.g.
+ *     228 -> 228 launches, median 529.2 -> 535.7 us, shift +6.5 us [+5.9, +7.1] (p 2e-9, per call) */
+static bool text_stats(FILE *out, const kd_diff_row *r)
+{
+    if (!row_known(r))
+        return true;
+    kd_strbuf b = {0};
+    stats_text(&b, r, false);
+    bool ok = !b.oom;
+    fprintf(out, "    %s\n", kd_sb_str(&b));
+    kd_sb_free(&b);
+    return ok;
 }
 
 /* Under a matched row that is not exact, what the table cannot show: the
@@ -1589,18 +2025,29 @@ static bool text_replaced(const kd_report *r, const kd_diff_stage *s, FILE *out)
     return ok;
 }
 
-/* the shown rows: the first KD_REPORT_TEXT_ROWS changed ones */
+/* whether the table lists a row: a change beyond noise always; never a
+ * noise row (one line says how many); n/a rows and rows of unknown change
+ * when they moved by 0.05 us or more, came or went or changed priority */
+static bool text_lists(const kd_diff_row *r)
+{
+    return row_is_real(r) || (!row_is_noise(r) && row_is_changed(r));
+}
+
+/* the shown rows: the first KD_REPORT_TEXT_ROWS listed ones, the n/a rows
+ * after the others */
 static size_t text_pick(const kd_diff_stage *s, size_t *pick, size_t *changed)
 {
     size_t n = 0;
     *changed = 0;
-    for (size_t i = 0; i < s->n_rows; i++) {
-        if (!row_is_changed(&s->rows[i]))
-            continue;
-        if (n < KD_REPORT_TEXT_ROWS)
-            pick[n++] = i;
-        (*changed)++;
-    }
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < s->n_rows; i++) {
+            const kd_diff_row *r = &s->rows[i];
+            if (!text_lists(r) || row_is_na(r) != (pass == 1))
+                continue;
+            if (n < KD_REPORT_TEXT_ROWS)
+                pick[n++] = i;
+            (*changed)++;
+        }
     return n;
 }
 
@@ -1619,12 +2066,23 @@ static void text_summary(const kd_report *r, const kd_diff_stage *s, FILE *out)
 static bool text_stage(const kd_report *r, const kd_diff_stage *s, FILE *out)
 {
     text_summary(r, s, out);
-    if (!text_replaced(r, s, out))
+    kd_strbuf g = {0};
+    bool ok = true;
+    if (gate_evidence_text(r, s, &g) && !g.oom) {
+        text_sanitize(g.s);
+        fprintf(out, "gate evidence: %s\n", g.s);
+    }
+    ok = !g.oom;
+    kd_sb_free(&g);
+    if (!ok || !text_replaced(r, s, out))
         return false;
     size_t *pick = malloc((s->n_rows ? s->n_rows : 1) * sizeof *pick), changed;
     if (!pick)
         return false;
-    bool ok = true;
+    bool stats = stage_has_stats(s);
+    int ncols = stats ? X_COLS : X_CHANGE;
+    change_counts cc;
+    stage_counts(s, &cc);
     size_t n = text_pick(s, pick, &changed);
     if (n) {
         size_t width[X_COLS];
@@ -1639,19 +2097,28 @@ static bool text_stage(const kd_report *r, const kd_diff_stage *s, FILE *out)
         }
         for (int c = 0; c < X_COLS; c++)
             snprintf(cells[c], X_CELL, "%s", text_headers[c]);
-        text_print_row(out, cells, width);
+        text_print_row(out, cells, width, ncols);
         for (size_t i = 0; i < n; i++) {
-            text_cells(&s->rows[pick[i]], cells);
-            text_print_row(out, cells, width);
-            ok = ok && text_paired(out, &s->rows[pick[i]]);
+            const kd_diff_row *row = &s->rows[pick[i]];
+            text_cells(row, cells);
+            text_print_row(out, cells, width, ncols);
+            ok = ok && text_stats(out, row) && text_paired(out, row);
         }
     } else {
-        fputs("(no kernel changed)\n", out);
+        fputs(stats && cc.noise ? "(no kernel changed beyond noise)\n" : "(no kernel changed)\n", out);
     }
     if (changed > n)
         fprintf(out, "%zu more changed rows not shown; see --csv or --json\n", changed - n);
-    if (s->n_rows > changed)
-        fprintf(out, "%zu unchanged row%s hidden\n", s->n_rows - changed, s->n_rows - changed == 1 ? "" : "s");
+    size_t hidden = s->n_rows - changed - cc.noise;
+    if (hidden)
+        fprintf(out, "%zu unchanged row%s hidden\n", hidden, hidden == 1 ? "" : "s");
+    if (cc.noise) {
+        kd_strbuf b = {0};
+        noise_text(&cc, &b);
+        fprintf(out, "%s\n", kd_sb_str(&b));
+        ok = ok && !b.oom;
+        kd_sb_free(&b);
+    }
     free(pick);
     return ok;
 }
@@ -1708,7 +2175,14 @@ bool kd_diff_write_text(const kd_report *r, FILE *out)
     fprintf(out, "%s\n", gate_line(r));
     for (size_t i = 0; i < n_warnings(r); i++)
         fprintf(out, "WARNING: %s\n", warning_at(r, i));
-    bool ok = text_inputs(r, out);
+    /* what changed leads, before the inputs */
+    kd_strbuf head = {0};
+    headline(r, false, &head);
+    if (head.n)
+        fprintf(out, "%s\n", kd_sb_str(&head));
+    bool ok = !head.oom;
+    kd_sb_free(&head);
+    ok = text_inputs(r, out) && ok;
     if (!r->diff->n_stages)
         fputs("\nno stage is present on both sides: nothing was compared\n", out);
     for (size_t s = 0; ok && s < r->diff->n_stages; s++)

@@ -12,6 +12,7 @@
 #include "kerndiff/error.h"
 #include "kerndiff/intern.h"
 #include "kerndiff/lookup.h"
+#include "kerndiff/stats.h"
 #include "kerndiff/triage.h"
 
 typedef struct {
@@ -31,6 +32,14 @@ typedef struct {
     size_t n_match_rules;
     /* --gate-category: the category the gate watches, NULL: communication */
     const char *gate_category;
+    /* the noise statistics (stats.h): --fdr (Benjamini–Hochberg rate over a
+     * stage's rows; 0: the default 1 %), --min-effect (a change smaller than
+     * min_effect_pct of the baseline median or min_effect_us is not one;
+     * both 0: the defaults 2 % and 1 us), --gate-significance (a gate
+     * regression within noise warns instead of failing) */
+    double fdr;
+    double min_effect_pct, min_effect_us;
+    bool gate_significance;
     bool sequential; /* load the sides one after the other (tests) */
 } kd_diff_options;
 
@@ -46,6 +55,9 @@ typedef struct {
      * (reference: exclusive_us, time with no other stream busy) */
     double total_us, exposed_us, hidden_us, hidden_by_compute_us, share_pct;
     double exposed_ratio, hidden_ratio;
+    /* per launch, zero-duration launches included (µs; times per step
+     * under --normalize steps are not divided: a launch is a launch) */
+    kd_dist dur, exposed;
     /* when the kernel is an action row on that side, else NULL */
     const char *priority, *verdict, *recommendation, *dependency_risk;
     const char *python_scope; /* "" when none */
@@ -63,7 +75,18 @@ typedef struct {
     double d_total_us, d_exposed_us, d_hidden_us;    /* candidate - baseline */
     double pct_total, pct_exposed, pct_hidden;       /* relative %, NAN when baseline is 0 */
     char priority_change[32];                        /* "P2->P1", "=", "new P1", "P3->none" */
+    /* is it real (stats.h)? change: "changed", "noise", or "n/a" when a side
+     * has fewer than KD_STATS_MIN_LAUNCHES launches; an added, removed or
+     * replaced kernel is "changed". change_kind: "per call" (the per-launch
+     * duration moved), "count" (the launches did), "per call and count", or
+     * "" */
+    const char *change, *change_kind;
+    double p_value, q_value;                   /* Mann–Whitney on per-launch durations, BH-adjusted; NAN untested */
+    double shift_us, shift_lo_us, shift_hi_us; /* Hodges–Lehmann, candidate - baseline, 95 %; NAN untested */
 } kd_diff_row;
+
+/* Fewer launches than this on a side: the row's change is "n/a". */
+#define KD_STATS_MIN_LAUNCHES 5
 
 /* The row arithmetic once both sides are filled: name and category from the
  * candidate when present, the deltas, relative changes and priority change. */
@@ -85,12 +108,24 @@ typedef struct {
     uint64_t comm_kernels;     /* its launches (communication unless --gate-category) */
 } kd_stage_summary;
 
+/* The gate's evidence in a stage: the per-launch exposed time of the gate's
+ * category, pooled over its kernels, tested between the sides. */
+typedef struct {
+    bool tested;
+    double p_value;
+    double shift_us, lo_us, hi_us; /* Hodges–Lehmann, candidate - baseline, 95 % */
+} kd_gate_evidence;
+
 typedef struct {
     kd_stage stage;
     const char *base_pid, *cand_pid; /* the pid analysed on each side */
     kd_stage_summary sum_base, sum_cand;
     kd_diff_row *rows; /* ordered by |d exposed| desc, then name */
     size_t n_rows;
+    /* the rows by change, and the largest |pct_total| among the noise rows */
+    size_t n_changed, n_noise, n_na;
+    double noise_max_pct;
+    kd_gate_evidence gate_evidence;
 } kd_diff_stage;
 
 /* One trace file a side read: where it sits in a distributed job and on
@@ -147,6 +182,8 @@ typedef struct {
     double steps_base, steps_cand; /* ProfilerStep counts (0 = none) */
     double scale_base, scale_cand; /* 1 / steps with --normalize steps, else 1 */
     bool normalized;               /* --normalize steps: times are per step */
+    double fdr, min_effect_pct, min_effect_us; /* the statistics' settings in force */
+    bool gate_significance;
     kd_diff_stage stages[KD_STAGE_COUNT];
     size_t n_stages;
     /* the rules in force: their name and source ("built-in", or a file with

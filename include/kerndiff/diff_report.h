@@ -1,7 +1,11 @@
 /* diff_report.h — the diff reports (product.md §5): text for a terminal, CSV
  * (libcsv quoting), Markdown for a PR comment (< 60,000 characters), and JSON
- * (yajl_gen, schema kerndiff.diff/1). Every number has a fixed precision so
- * the same inputs give the same bytes. */
+ * (yajl_gen, schema kerndiff.diff/2). Every number has a fixed precision so
+ * the same inputs give the same bytes. The text and Markdown say first what
+ * changed beyond noise and fold the noise rows into one line per stage; the
+ * CSV and JSON carry every statistic of a row (docs/diff.md). A row whose
+ * change is NULL or "" (a diff built by hand) is reported as before the
+ * statistics. */
 #ifndef KERNDIFF_DIFF_REPORT_H
 #define KERNDIFF_DIFF_REPORT_H
 

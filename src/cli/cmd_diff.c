@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -71,6 +72,14 @@ static void diff_help(void)
            "  --max-string SIZE      the longest JSON string a trace may hold (default 256M:\n"
            "                         far above any kernel name); a longer one stops the load\n"
            "                         naming its byte offset. Bytes, or with K, M, G; none\n"
+           "  --gate-significance    a gate regression the per-launch statistics call\n"
+           "                         noise warns instead of failing (noisy CI jobs)\n"
+           "\n"
+           "Noise (a change is real when a rank test says so and it is large enough):\n"
+           "  --fdr RATE             false-discovery rate over a stage's kernels\n"
+           "                         (Benjamini-Hochberg; default 1%%)\n"
+           "  --min-effect REL%%,ABS  the smallest per-launch change that counts\n"
+           "                         (default 2%%,1us of the baseline median)\n"
            "  --gate-category NAME   the category the gate watches (default:\n"
            "                         communication; a rules file may add others)\n"
            "  --rules R              the kernel categories: default (current CUDA and\n"
@@ -125,9 +134,41 @@ static const struct option diff_options[] = {
     {"allow-identical", no_argument, NULL, 'I'},
     {"match-rule", required_argument, NULL, 'R'},
     {"gate-category", required_argument, NULL, 'G'},
+    {"fdr", required_argument, NULL, 'Q'},
+    {"min-effect", required_argument, NULL, 'E'},
+    {"gate-significance", no_argument, NULL, 'S' + 256},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
+
+/* --fdr: "1%" or "0.01" */
+static bool parse_fdr(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !isfinite(v))
+        return false;
+    if (*end == '%') {
+        v /= 100.0;
+        end++;
+    }
+    *out = v;
+    return !*end && v > 0.0 && v < 1.0;
+}
+
+/* --min-effect: the gate's threshold syntax (REL%, ABS or REL%,ABS) */
+static int parse_min_effect(const char *s, kd_diff_options *d)
+{
+    kd_gate g;
+    char msg[256];
+    if (!kd_gate_parse(s, &g, msg, sizeof msg))
+        return -1;
+    d->min_effect_pct = g.rel_pct >= 0 ? g.rel_pct : 0.0;
+    d->min_effect_us = g.abs_us;
+    if (d->min_effect_pct == 0.0 && d->min_effect_us == 0.0)
+        d->min_effect_us = 1e-9; /* a zero minimum asked for: not the default */
+    return 0;
+}
 
 static int parse_gate(int c, const char *arg, diff_cli *o)
 {
@@ -190,6 +231,17 @@ static int parse_diff_args(int argc, char **argv, diff_cli *o)
             break;
         case 'I': o->d.allow_identical = true; break;
         case 'G': o->d.gate_category = optarg; break;
+        case 'Q':
+            if (!parse_fdr(optarg, &o->d.fdr))
+                return kd_cli_usage_error("diff", "--fdr takes a rate above 0 and below 100%%, as 1%% or 0.01, not '%s'",
+                                          optarg);
+            break;
+        case 'E':
+            if (parse_min_effect(optarg, &o->d) != 0)
+                return kd_cli_usage_error("diff", "--min-effect takes REL%%, ABS or REL%%,ABS with ABS in us, ms or s "
+                                                  "(default 2%%,1us), not '%s'", optarg);
+            break;
+        case 'S' + 256: o->d.gate_significance = true; break;
         case 'R':
             if (parse_match_rule(optarg, o))
                 return KD_EXIT_ERROR;

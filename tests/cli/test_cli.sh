@@ -489,7 +489,7 @@ if [ -n "$KD_SHARED" ] && [ -d "$KD_SHARED" ] && [ -f "$CORPUS_FILE" ]; then
     run "$KD_BIN" diff "$CORPUS_FILE" "$TEST_FILE" --csv "$T/c2.csv" --markdown "$T/c2.md" --json "$T/c2.json" -q
     if [ "$rc1" -eq 0 ] && [ "$rc" -eq 0 ] &&
         python3 -c 'import csv,sys; r=list(csv.reader(open(sys.argv[1]))); assert len(r) > 1 and all(len(x)==len(r[0]) for x in r)' "$T/c1.csv" &&
-        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=="kerndiff.diff/1"' "$T/c1.json" &&
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=="kerndiff.diff/2"' "$T/c1.json" &&
         [ "$(wc -m <"$T/c1.md")" -lt 60000 ]; then
         ok "corpus diff control -> test: CSV parses, JSON parses, Markdown under 60,000 characters"
     else

@@ -96,7 +96,7 @@ run "$KD_BIN" diff "$B" "$B" --match-rule
 expect_usage_error "diff --match-rule without a value: says it needs one" "needs a value"
 run "$KD_BIN" diff "$B" "$B" --match-rule 'aiter::fmha_fwd*=sage_fwd' --match-rule 'k_*=k_?' --json - -q
 expect_true "diff --match-rule given twice: repeatable, exit 0, a JSON report" \
-    "[ \"\$rc\" -eq 0 ] && json_ok \"\$T/out\" 'd[\"schema\"] == \"kerndiff.diff/1\"'"
+    "[ \"\$rc\" -eq 0 ] && json_ok \"\$T/out\" 'd[\"schema\"] == \"kerndiff.diff/2\"'"
 run "$KD_BIN" diff --help
 expect_true "diff --help documents --match-rule" \
     "[ \"\$rc\" -eq 0 ] && grep -q -- '--match-rule OLD_GLOB=NEW_GLOB' \"\$T/out\" && grep -q 'before any heuristic' \"\$T/out\""

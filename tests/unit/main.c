@@ -33,6 +33,7 @@ int main(void)
     srunner_add_suite(sr, match_suite());
     srunner_add_suite(sr, rules_file_suite());
     srunner_add_suite(sr, taxonomy_suite());
+    srunner_add_suite(sr, stats_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

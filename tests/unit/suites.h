@@ -25,6 +25,7 @@ Suite *split_suite(void);
 Suite *match_suite(void);
 Suite *rules_file_suite(void);
 Suite *taxonomy_suite(void);
+Suite *stats_suite(void);
 
 #include "kerndiff/load.h"
 /* Fails the test unless a serial and a split load of the same bytes agree:

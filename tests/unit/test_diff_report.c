@@ -7,7 +7,13 @@
  * escaping and size limit, that the CSV parses back with libcsv (the
  * evidence column), that the JSON parses with yajl_tree, the text report's
  * evidence lines and names elided in the middle, and that every format is
- * deterministic. */
+ * deterministic. With the noise statistics (a stage whose rows carry their
+ * change: a per-call change, an added kernel, noise rows and an n/a row):
+ * the first lines say what changed (or that nothing did), the noise folds
+ * into one line, a changed row shows its launches, medians and interval,
+ * the CSV has every statistic as a parseable column and the JSON (schema 2)
+ * the same keys, the stage counts and the settings. Rows without statistics
+ * are reported as before them. */
 #include "config.h"
 
 #include <csv.h>
@@ -22,7 +28,9 @@
 #include "suites.h"
 
 #define EVIL "evil|name<script>`x`\nline2\\\"q\","
-#define N_CSV_COLUMNS 40
+/* 40 columns, then the statistics: 7 of the row, 10 of each side */
+#define N_CSV_COLUMNS 67
+#define N_CSV_COLUMNS_V1 40
 
 /* ---- a hand-made diff ----------------------------------------------------------- */
 
@@ -560,7 +568,14 @@ START_TEST(test_csv_parses_back)
     for (size_t i = 0; i < c.records; i++)
         ck_assert_msg(c.per_record[i] == N_CSV_COLUMNS, "record %zu: %zu fields", i, c.per_record[i]);
     ck_assert_str_eq(c.cells[0], "stage");
-    ck_assert_str_eq(c.cells[N_CSV_COLUMNS - 1], "priority_change");
+    ck_assert_str_eq(c.cells[N_CSV_COLUMNS_V1 - 1], "priority_change"); /* the old columns keep their places */
+    ck_assert_str_eq(c.cells[N_CSV_COLUMNS_V1], "change");
+    ck_assert_str_eq(c.cells[N_CSV_COLUMNS - 1], "c_exposed_p90_us");
+    /* rows without statistics: every new cell empty */
+    for (size_t rec = 1; rec < c.records; rec++)
+        for (size_t k = N_CSV_COLUMNS_V1; k < N_CSV_COLUMNS; k++)
+            ck_assert_msg(*c.cells[rec * N_CSV_COLUMNS + k] == '\0', "record %zu, %s: %s", rec, c.cells[k],
+                          c.cells[rec * N_CSV_COLUMNS + k]);
     /* the evidence right after the match kind */
     ck_assert_str_eq(c.cells[3], "match");
     ck_assert_str_eq(c.cells[4], "evidence");
@@ -630,7 +645,7 @@ START_TEST(test_json_parses)
     char err[256];
     yajl_val doc = yajl_tree_parse(text, err, sizeof err);
     ck_assert_msg(doc != NULL, "%s", err);
-    ck_assert_str_eq(YAJL_GET_STRING(jget(doc, "schema", NULL, yajl_t_string)), "kerndiff.diff/1");
+    ck_assert_str_eq(YAJL_GET_STRING(jget(doc, "schema", NULL, yajl_t_string)), "kerndiff.diff/2");
     ck_assert_str_eq(YAJL_GET_STRING(jget(doc, "gate", "verdict", yajl_t_string)), "pass");
     ck_assert_str_eq(YAJL_GET_STRING(jget(doc, "gate", "line", yajl_t_string)), f.gate.line);
     yajl_val fail = jget(doc, "gate", "fail_on", yajl_t_object);
@@ -853,6 +868,445 @@ START_TEST(test_no_stage)
 }
 END_TEST
 
+/* ---- the noise statistics ------------------------------------------------------------------ */
+
+#define K_FLASH "flash_fwd_kernel"
+#define K_ADDED "fused_add_rmsnorm_kernel"
+#define K_MEMCPY "Memcpy HtoD (Pinned -> Device)"
+#define K_NOISE2 "elementwise_kernel<add>"
+#define K_NOISE3 "reduce_kernel<sum>"
+#define K_NA "nccl_init_kernel"
+#define SETTINGS "(FDR 1 %, min effect 2 % / 1 us)"
+
+static void dist(kd_dist *d, uint64_t n, double median)
+{
+    *d = (kd_dist){n, n * median, median, median, 0.9 * median, 1.1 * median, 0.8 * median, 1.25 * median,
+                   0.05 * median};
+}
+
+/* a side of n launches of `median` us each, all exposed */
+static void stat_side(kd_diff_side *s, const char *name, kd_category c, uint64_t n, double median)
+{
+    side(s, name, c, (double)n * median, 0.0, NULL);
+    s->launches = n;
+    dist(&s->dur, n, median);
+    dist(&s->exposed, n, median);
+}
+
+static void tested(kd_diff_row *r, const char *change, const char *kind, double p, double q, double shift,
+                   double lo, double hi)
+{
+    r->change = change;
+    r->change_kind = kind;
+    r->p_value = p;
+    r->q_value = q;
+    r->shift_us = shift;
+    r->shift_lo_us = lo;
+    r->shift_hi_us = hi;
+}
+
+/* Stage s gets rows with statistics, in diff order: a per-call change and an
+ * added kernel (when changed), three noise rows (the largest -0.8 % of total
+ * time) and an n/a row (3 launches a side); the library's counts and a
+ * tested gate evidence. */
+static void stats_stage(fixture *f, size_t s, bool changed)
+{
+    kd_diff_stage *st = &f->d.stages[s];
+    free(st->rows);
+    st->rows = calloc(6, sizeof *st->rows);
+    ck_assert_ptr_nonnull(st->rows);
+    kd_diff_row *r = st->rows;
+    size_t n = 0;
+    if (changed) {
+        stat_side(&r[n].base, K_FLASH, KD_CAT_COMPUTE, 228, 529.2);
+        stat_side(&r[n].cand, K_FLASH, KD_CAT_COMPUTE, 228, 535.7);
+        finish(&r[n], KD_MATCH_EXACT);
+        tested(&r[n++], "changed", "per call", 2.3e-9, 1.2e-8, 6.5, 5.9, 7.1);
+        stat_side(&r[n].cand, K_ADDED, KD_CAT_COMPUTE, 50, 0.8);
+        finish(&r[n], KD_MATCH_NONE);
+        tested(&r[n++], "changed", "", NAN, NAN, NAN, NAN, NAN);
+    }
+    stat_side(&r[n].base, K_MEMCPY, KD_CAT_MEMORY, 200, 1.875);
+    stat_side(&r[n].cand, K_MEMCPY, KD_CAT_MEMORY, 200, 1.86);
+    finish(&r[n], KD_MATCH_EXACT);
+    tested(&r[n++], "noise", "", 0.41, 0.9, -0.01, -0.04, 0.02);
+    stat_side(&r[n].base, K_NOISE2, KD_CAT_ELEMENTWISE, 100, 2.4);
+    stat_side(&r[n].cand, K_NOISE2, KD_CAT_ELEMENTWISE, 100, 2.412);
+    finish(&r[n], KD_MATCH_EXACT);
+    tested(&r[n++], "noise", "", 0.6, 0.9, 0.01, -0.02, 0.03);
+    stat_side(&r[n].base, K_NA, KD_CAT_COMMUNICATION, 3, 0.5);
+    stat_side(&r[n].cand, K_NA, KD_CAT_COMMUNICATION, 3, 0.8);
+    finish(&r[n], KD_MATCH_EXACT);
+    tested(&r[n++], "n/a", "", NAN, NAN, NAN, NAN, NAN);
+    stat_side(&r[n].base, K_NOISE3, KD_CAT_ELEMENTWISE, 100, 1.33);
+    stat_side(&r[n].cand, K_NOISE3, KD_CAT_ELEMENTWISE, 100, 1.334);
+    finish(&r[n], KD_MATCH_EXACT);
+    tested(&r[n++], "noise", "", 0.8, 0.9, 0.0, -0.01, 0.01);
+    st->n_rows = n;
+    st->n_changed = changed ? 2 : 0;
+    st->n_noise = 3;
+    st->n_na = 1;
+    st->noise_max_pct = 0.8;
+    st->gate_evidence = (kd_gate_evidence){true, 1e-5, 5.1, 4.0, 6.2};
+    f->d.fdr = 0.01;
+    f->d.min_effect_pct = 2.0;
+    f->d.min_effect_us = 1.0;
+}
+
+/* the fixture with statistics in stage all (the others have none) */
+static void fixture_stats(fixture *f, bool changed)
+{
+    fixture_init(f);
+    stats_stage(f, 2, changed);
+}
+
+/* the number of lines before needle in t */
+static size_t line_of(const char *t, const char *needle)
+{
+    const char *p = strstr(t, needle);
+    ck_assert_msg(p != NULL, "missing: %s", needle);
+    size_t n = 0;
+    for (const char *q = t; q < p; q++)
+        n += *q == '\n';
+    return n;
+}
+
+#define HEADLINE                                                                                                 \
+    "Changed beyond noise: 2 of 6 kernels** " SETTINGS "; 3 moved within noise (largest ±0.8 %); 1 n/a (fewer "  \
+    "than 5 launches on a side).\n"
+#define STATS_FLASH "228 -> 228 launches, median 529.2 -> 535.7 us, shift +6.5 us [+5.9, +7.1] (p 2e-9, per call)"
+
+START_TEST(test_stats_text)
+{
+    fixture f;
+    fixture_stats(&f, true);
+    char *t = render(&f.rep, kd_diff_write_text, NULL);
+    /* what changed leads: right after the verdict and the warnings, before the inputs */
+    const char *head = "\nWARNING: stage all | is only in the <baseline>\nChanged beyond noise: 2 of 6 kernels " SETTINGS
+                       "; 3 moved within noise (largest ±0.8 %); 1 n/a (fewer than 5 launches on a side).\n\nbaseline: ";
+    ck_assert_msg(strstr(t, head) != NULL, "%s", t);
+    ck_assert_uint_eq(line_of(t, "Changed beyond noise"), 3);
+    const char *all = strstr(t, "\n== all: ");
+    ck_assert_ptr_nonnull(all);
+    ck_assert_msg(strstr(all, "\ngate evidence: shift +5.1 us [+4.0, +6.2] of communication exposed time per launch "
+                              "(p 1e-5)\nKERNEL ") != NULL,
+                  "%s", all);
+    /* the noise: one line, no row */
+    ck_assert_uint_eq(count_of(t, "\n3 kernels moved within noise, largest ±0.8 %\n"), 1);
+    ck_assert(strstr(t, "Memcpy HtoD") == NULL && strstr(t, K_NOISE2) == NULL && strstr(t, K_NOISE3) == NULL);
+    /* the changed rows, then the n/a row, each with its launches, medians and interval */
+    char *flash = line_starting(t, K_FLASH, all), *added = line_starting(t, K_ADDED, all),
+         *na = line_starting(t, K_NA, all);
+    ck_assert(flash && added && na);
+    ck_assert_msg(kd_ends_with(flash, "  =         changed"), "%s", flash);
+    ck_assert_msg(kd_ends_with(na, "  n/a"), "%s", na);
+    ck_assert(strstr(t, flash) < strstr(t, added) && strstr(t, added) < strstr(t, na));
+    ck_assert(strstr(t, "\n    " STATS_FLASH "\n") != NULL);
+    ck_assert(strstr(t, "\n    - -> 50 launches, median - -> 0.8 us (added)\n") != NULL);
+    ck_assert(strstr(t, "\n    3 -> 3 launches, median 0.5 -> 0.8 us (n/a: under 5 launches)\n") != NULL);
+    /* the column only where rows have statistics; the others as before */
+    ck_assert_uint_eq(count_of(t, "PRIORITY  CHANGE\n"), 1);
+    ck_assert(strstr(t, "1 unchanged row hidden") != NULL); /* extend's memcpy */
+    ck_assert_uint_eq(count_of(t, "gate evidence"), 1);
+    free(flash);
+    free(added);
+    free(na);
+    free(t);
+    fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_stats_markdown)
+{
+    fixture f;
+    fixture_stats(&f, true);
+    char *md = render(&f.rep, kd_diff_write_markdown, NULL);
+    ck_assert_msg(strstr(md, "\n**" HEADLINE) != NULL, "%s", md);
+    ck_assert(strstr(md, "baseline&gt;\n\n**" HEADLINE "\n**Inputs**") != NULL);
+    const char *all = strstr(md, "### all\n");
+    ck_assert_ptr_nonnull(all);
+    const char *details = strstr(all, "<details>");
+    ck_assert_ptr_nonnull(details);
+    /* the noise: one line under the summary, its rows only in the full table */
+    ck_assert_uint_eq(count_of(md, "3 kernels moved within noise, largest ±0.8 % (listed in the full table only)."), 1);
+    ck_assert(strstr(all, "only).\n\nGate evidence: shift +5.1 us [+4.0, +6.2] of communication exposed time per "
+                          "launch (p 1e-5).\n\n#### Top regressions") != NULL);
+    ck_assert_uint_eq(count_of(all, "Memcpy HtoD"), 1);
+    ck_assert(strstr(all, "Memcpy HtoD") > details);
+    ck_assert_uint_eq(count_of(all, "elementwise_kernel&lt;add&gt;"), 1);
+    /* the headline lists: changed and n/a rows, with a per-launch cell */
+    ck_assert(strstr(all, "| Δ (us) | Δ% | per launch |\n") != NULL);
+    ck_assert(strstr(all, "| 1 | " K_FLASH " | compute | exact | 120657.6 | 122139.6 | +1482.0 | +1.2% | 228 → 228 "
+                          "launches, median 529.2 → 535.7 us, shift +6.5 us [+5.9, +7.1] (p 2e-9, per call) |\n") !=
+              NULL);
+    ck_assert(strstr(all, "| — → 50 launches, median — → 0.8 us (added) |\n") != NULL);
+    ck_assert(strstr(all, "| 3 → 3 launches, median 0.5 → 0.8 us (n/a: under 5 launches) |\n") != NULL);
+    ck_assert(strstr(all, "No kernel outside the noise shrank in exposed time by 0.05 us or more.") != NULL);
+    /* the full table keeps every row, its change first */
+    ck_assert(strstr(details, "| **changed**: 228 → 228 launches, median 529.2 → 535.7 us") != NULL);
+    ck_assert(strstr(details, "| noise: 200 → 200 launches, median 1.9 → 1.9 us, shift ") != NULL);
+    ck_assert(strstr(details, "| change (per launch) |\n") != NULL);
+    /* stages without statistics keep their columns */
+    ck_assert_uint_eq(count_of(md, "| per launch |"), 1);
+    ck_assert_uint_eq(count_of(md, "| change (per launch) |"), 1);
+    ck_assert_uint_eq(count_of(md, "Gate evidence"), 1);
+    for (const char *p = strchr(md, '<'); p; p = strchr(p + 1, '<'))
+        ck_assert_msg(strncmp(p, "<br>", 4) == 0 || strncmp(p, "<details>", 9) == 0 ||
+                          strncmp(p, "</details>", 10) == 0 || strncmp(p, "<summary>", 9) == 0 ||
+                          strncmp(p, "</summary>", 10) == 0 || strncmp(p, "<code>", 6) == 0 ||
+                          strncmp(p, "</code>", 7) == 0,
+                      "raw <: %.40s", p);
+    check_tables(md);
+    free(md);
+    fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_stats_nothing_changed)
+{
+    fixture f;
+    fixture_stats(&f, false);
+    static const char line[] = "No kernel changed beyond noise** (4 kernels, 1 n/a; largest move ±0.8 %; FDR 1 %, "
+                               "min effect 2 % / 1 us).\n";
+    char *t = render(&f.rep, kd_diff_write_text, NULL);
+    ck_assert_msg(strstr(t, "\nNo kernel changed beyond noise (4 kernels, 1 n/a; largest move ±0.8 %; FDR 1 %, "
+                            "min effect 2 % / 1 us).\n") != NULL,
+                  "%s", t);
+    ck_assert_uint_eq(line_of(t, "No kernel changed beyond noise"), 3);
+    ck_assert(line_of(t, "No kernel changed beyond noise") < line_of(t, "\n== "));
+    ck_assert(strstr(t, "Changed beyond noise") == NULL);
+    char *md = render(&f.rep, kd_diff_write_markdown, NULL);
+    ck_assert_msg(strstr(md, "\n**" "No kernel changed beyond noise**") != NULL, "%s", md);
+    ck_assert(strstr(md, line) != NULL);
+    ck_assert(line_of(md, line) < line_of(md, "**Inputs**"));
+    check_tables(md);
+    /* no regression but the n/a row; no improvement outside the noise */
+    const char *all = strstr(md, "### all\n");
+    ck_assert(strstr(all, "No kernel outside the noise shrank in exposed time") != NULL);
+    free(md);
+    free(t);
+    fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_stats_several_stages)
+{
+    /* two stages with statistics: one line each, under the settings */
+    fixture f;
+    fixture_stats(&f, true);
+    stats_stage(&f, 1, false);
+    char *t = render(&f.rep, kd_diff_write_text, NULL);
+    ck_assert_msg(strstr(t, "\nChanged beyond noise " SETTINGS ":\n"
+                            "  decode: 0 of 4 kernels; 3 moved within noise (largest ±0.8 %); 1 n/a (fewer than 5 "
+                            "launches on a side)\n"
+                            "  all: 2 of 6 kernels; 3 moved within noise (largest ±0.8 %); 1 n/a (fewer than 5 "
+                            "launches on a side)\n\nbaseline: ") != NULL,
+                  "%s", t);
+    char *md = render(&f.rep, kd_diff_write_markdown, NULL);
+    ck_assert_msg(strstr(md, "**Changed beyond noise** " SETTINGS ":\n\n- decode: 0 of 4 kernels; 3 moved within "
+                             "noise (largest ±0.8 %); 1 n/a (fewer than 5 launches on a side)\n- all: 2 of 6") != NULL,
+                  "%s", md);
+    ck_assert(strstr(strstr(md, "### decode"), "(no kernel") == NULL);
+    ck_assert(strstr(t, "(no kernel changed beyond noise)") == NULL); /* decode lists its n/a row */
+    check_tables(md);
+    free(md);
+    free(t);
+    fixture_free(&f);
+}
+END_TEST
+
+/* the CSV's columns after the 40 of schema 1, in order */
+static const char *const stat_columns[] = {
+    "change", "change_kind", "p_value", "q_value", "shift_us", "shift_lo_us", "shift_hi_us",
+    "b_dur_median_us", "b_dur_mean_us", "b_dur_p10_us", "b_dur_p90_us", "b_dur_min_us", "b_dur_max_us",
+    "b_dur_sd_us", "b_exposed_median_us", "b_exposed_mean_us", "b_exposed_p90_us",
+    "c_dur_median_us", "c_dur_mean_us", "c_dur_p10_us", "c_dur_p90_us", "c_dur_min_us", "c_dur_max_us",
+    "c_dur_sd_us", "c_exposed_median_us", "c_exposed_mean_us", "c_exposed_p90_us", NULL};
+
+static double parse_number(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    ck_assert_msg(*s && *end == '\0', "not a number: '%s'", s);
+    return v;
+}
+
+START_TEST(test_stats_csv)
+{
+    fixture f;
+    fixture_stats(&f, true);
+    size_t len;
+    char *text = render(&f.rep, kd_diff_write_csv, &len);
+    csv_read c;
+    csv_read_all(text, len, &c);
+    ck_assert_uint_eq(c.records, 1 + 7 + 2 + 6);
+    for (size_t i = 0; i < c.records; i++)
+        ck_assert_uint_eq(c.per_record[i], N_CSV_COLUMNS);
+    for (size_t k = 0; stat_columns[k]; k++)
+        ck_assert_str_eq(c.cells[N_CSV_COLUMNS_V1 + k], stat_columns[k]);
+    /* records 10..15: stage all */
+    ck_assert_str_eq(cell(&c, 10, "kernel"), K_FLASH);
+    ck_assert_str_eq(cell(&c, 10, "change"), "changed");
+    ck_assert_str_eq(cell(&c, 10, "change_kind"), "per call");
+    ck_assert(fabs(parse_number(cell(&c, 10, "p_value")) - 2.3e-9) < 1e-12);
+    ck_assert(fabs(parse_number(cell(&c, 10, "q_value")) - 1.2e-8) < 1e-11);
+    ck_assert_str_eq(cell(&c, 10, "shift_us"), "6.500");
+    ck_assert_str_eq(cell(&c, 10, "shift_lo_us"), "5.900");
+    ck_assert_str_eq(cell(&c, 10, "shift_hi_us"), "7.100");
+    ck_assert_str_eq(cell(&c, 10, "b_dur_median_us"), "529.200");
+    ck_assert_str_eq(cell(&c, 10, "c_dur_median_us"), "535.700");
+    ck_assert_str_eq(cell(&c, 10, "b_dur_min_us"), "423.360");
+    ck_assert_str_eq(cell(&c, 10, "c_exposed_mean_us"), "535.700");
+    /* added: no baseline sample, no test */
+    ck_assert_str_eq(cell(&c, 11, "kernel"), K_ADDED);
+    ck_assert_str_eq(cell(&c, 11, "change"), "changed");
+    ck_assert_str_eq(cell(&c, 11, "change_kind"), "");
+    ck_assert_str_eq(cell(&c, 11, "p_value"), "");
+    ck_assert_str_eq(cell(&c, 11, "shift_us"), "");
+    ck_assert_str_eq(cell(&c, 11, "b_dur_median_us"), "");
+    ck_assert_str_eq(cell(&c, 11, "c_dur_median_us"), "0.800");
+    ck_assert_str_eq(cell(&c, 12, "change"), "noise");
+    ck_assert_str_eq(cell(&c, 14, "kernel"), K_NA);
+    ck_assert_str_eq(cell(&c, 14, "change"), "n/a");
+    ck_assert_str_eq(cell(&c, 14, "q_value"), "");
+    ck_assert_str_eq(cell(&c, 14, "b_dur_p90_us"), "0.550");
+    /* a change_kind "" is a quoted empty string, an unknown change an empty cell */
+    ck_assert(strstr(text, ",\"changed\",\"\",,,,,,,") != NULL);
+    ck_assert_str_eq(cell(&c, 1, "change"), "");
+    /* every statistic is a number or empty */
+    for (size_t rec = 1; rec < c.records; rec++)
+        for (size_t k = N_CSV_COLUMNS_V1 + 2; k < N_CSV_COLUMNS; k++) {
+            const char *v = c.cells[rec * N_CSV_COLUMNS + k];
+            if (*v)
+                (void)parse_number(v);
+        }
+    csv_read_free(&c);
+    free(text);
+    fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_stats_json)
+{
+    fixture f;
+    fixture_stats(&f, true);
+    char *text = render(&f.rep, kd_diff_write_json, NULL);
+    char err[256];
+    yajl_val doc = yajl_tree_parse(text, err, sizeof err);
+    ck_assert_msg(doc != NULL, "%s", err);
+    ck_assert_str_eq(YAJL_GET_STRING(jget(doc, "schema", NULL, yajl_t_string)), "kerndiff.diff/2");
+    yajl_val st = jget(doc, "statistics", NULL, yajl_t_object);
+    ck_assert_ptr_nonnull(st);
+    ck_assert(YAJL_GET_DOUBLE(jget(st, "fdr", NULL, yajl_t_number)) == 0.01);
+    ck_assert(YAJL_GET_DOUBLE(jget(st, "min_effect_pct", NULL, yajl_t_number)) == 2.0);
+    ck_assert(YAJL_GET_DOUBLE(jget(st, "min_effect_us", NULL, yajl_t_number)) == 1.0);
+    ck_assert(YAJL_IS_FALSE(jget(st, "gate_significance", NULL, yajl_t_any)));
+    ck_assert_int_eq(YAJL_GET_INTEGER(jget(st, "min_launches", NULL, yajl_t_number)), 5);
+    yajl_val stages = jget(doc, "stages", NULL, yajl_t_array);
+    yajl_val s0 = YAJL_GET_ARRAY(stages)->values[0], s2 = YAJL_GET_ARRAY(stages)->values[2];
+    /* the stage's counts and the gate's evidence */
+    ck_assert_int_eq(YAJL_GET_INTEGER(jget(s2, "changed", NULL, yajl_t_number)), 2);
+    ck_assert_int_eq(YAJL_GET_INTEGER(jget(s2, "noise", NULL, yajl_t_number)), 3);
+    ck_assert_int_eq(YAJL_GET_INTEGER(jget(s2, "na", NULL, yajl_t_number)), 1);
+    ck_assert(YAJL_GET_DOUBLE(jget(s2, "noise_max_pct", NULL, yajl_t_number)) == 0.8);
+    ck_assert(YAJL_IS_TRUE(jget(s2, "gate_evidence", "tested", yajl_t_any)));
+    ck_assert(YAJL_GET_DOUBLE(jget(s2, "gate_evidence", "p_value", yajl_t_number)) == 1e-5);
+    ck_assert(YAJL_GET_DOUBLE(jget(s2, "gate_evidence", "shift_us", yajl_t_number)) == 5.1);
+    ck_assert(YAJL_GET_DOUBLE(jget(s2, "gate_evidence", "lo_us", yajl_t_number)) == 4.0);
+    ck_assert(YAJL_GET_DOUBLE(jget(s2, "gate_evidence", "hi_us", yajl_t_number)) == 6.2);
+    ck_assert(YAJL_IS_FALSE(jget(s0, "gate_evidence", "tested", yajl_t_any)));
+    ck_assert(YAJL_IS_NULL(jget(s0, "gate_evidence", "p_value", yajl_t_any)));
+    ck_assert_int_eq(YAJL_GET_INTEGER(jget(s0, "changed", NULL, yajl_t_number)), 0);
+    /* every row's keys are the CSV's columns, in their order */
+    char *csv = render(&f.rep, kd_diff_write_csv, NULL);
+    *strchr(csv, '\n') = '\0';
+    for (size_t s = 0; s < 3; s++) {
+        yajl_val rows = jget(YAJL_GET_ARRAY(stages)->values[s], "rows", NULL, yajl_t_array);
+        for (size_t i = 0; i < YAJL_GET_ARRAY(rows)->len; i++) {
+            yajl_val row = YAJL_GET_ARRAY(rows)->values[i];
+            ck_assert_uint_eq(YAJL_GET_OBJECT(row)->len, N_CSV_COLUMNS);
+            char *save = NULL, *hdr = strdup(csv);
+            size_t k = 0;
+            for (char *key = strtok_r(hdr, ",", &save); key; key = strtok_r(NULL, ",", &save), k++)
+                ck_assert_str_eq(YAJL_GET_OBJECT(row)->keys[k], key);
+            ck_assert_uint_eq(k, N_CSV_COLUMNS);
+            free(hdr);
+        }
+    }
+    yajl_val rows = jget(s2, "rows", NULL, yajl_t_array);
+    yajl_val flash = YAJL_GET_ARRAY(rows)->values[0], added = YAJL_GET_ARRAY(rows)->values[1];
+    ck_assert_str_eq(YAJL_GET_STRING(jget(flash, "change", NULL, yajl_t_string)), "changed");
+    ck_assert_str_eq(YAJL_GET_STRING(jget(flash, "change_kind", NULL, yajl_t_string)), "per call");
+    ck_assert(YAJL_GET_DOUBLE(jget(flash, "p_value", NULL, yajl_t_number)) == 2.3e-9);
+    ck_assert(YAJL_GET_DOUBLE(jget(flash, "shift_hi_us", NULL, yajl_t_number)) == 7.1);
+    ck_assert(YAJL_GET_DOUBLE(jget(flash, "b_dur_median_us", NULL, yajl_t_number)) == 529.2);
+    ck_assert(YAJL_IS_NULL(jget(added, "b_dur_median_us", NULL, yajl_t_any)));
+    ck_assert(YAJL_IS_NULL(jget(added, "p_value", NULL, yajl_t_any)));
+    ck_assert_str_eq(YAJL_GET_STRING(jget(added, "change_kind", NULL, yajl_t_string)), "");
+    /* a row of unknown change: null statistics */
+    yajl_val old = YAJL_GET_ARRAY(jget(s0, "rows", NULL, yajl_t_array))->values[0];
+    ck_assert(YAJL_IS_NULL(jget(old, "change", NULL, yajl_t_any)));
+    ck_assert(YAJL_IS_NULL(jget(old, "change_kind", NULL, yajl_t_any)));
+    ck_assert(YAJL_IS_NULL(jget(old, "p_value", NULL, yajl_t_any)));
+    ck_assert(YAJL_IS_NULL(jget(old, "c_dur_sd_us", NULL, yajl_t_any)));
+    free(csv);
+    yajl_tree_free(doc);
+    free(text);
+    fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_stats_markdown_limit)
+{
+    /* thousands of rows with statistics: the report still fits, the noise
+     * leaves the top lists, the tables stay whole */
+    fixture f;
+    fixture_stats(&f, true);
+    big_stage(&f, 0, 3000, 200, false);
+    kd_diff_stage *st = &f.d.stages[0];
+    for (size_t i = 0; i < st->n_rows; i++) {
+        kd_diff_row *r = &st->rows[i];
+        dist(&r->base.dur, 4 + i % 3, 1.0);
+        dist(&r->cand.dur, 4 + i % 3, 2.0);
+        if (i % 2)
+            tested(r, "noise", "", 0.5, 0.9, 0.1, -0.1, 0.3);
+        else
+            tested(r, "changed", "per call", 1e-6, 1e-5, 1.0, 0.9, 1.1);
+    }
+    size_t len;
+    char *md = render(&f.rep, kd_diff_write_markdown, &len);
+    ck_assert_uint_lt(len, KD_MARKDOWN_LIMIT);
+    ck_assert(strstr(md, "**Changed beyond noise**") != NULL);
+    ck_assert(strstr(md, "#### Top regressions (exposed time grew): 10 of 1500") != NULL);
+    ck_assert(strstr(md, "1500 kernels moved within noise") != NULL);
+    ck_assert(strstr(md, "3000 more rows not shown") != NULL || strstr(md, "more rows not shown") != NULL);
+    check_tables(md);
+    free(md);
+    fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_stats_deterministic)
+{
+    static const writer writers[] = {kd_diff_write_markdown, kd_diff_write_csv, kd_diff_write_json,
+                                     kd_diff_write_text};
+    for (size_t w = 0; w < 4; w++) {
+        fixture a, b;
+        fixture_stats(&a, true);
+        fixture_stats(&b, true);
+        size_t la, lb;
+        char *x = render(&a.rep, writers[w], &la);
+        char *y = render(&b.rep, writers[w], &lb);
+        ck_assert_uint_eq(la, lb);
+        ck_assert(memcmp(x, y, la) == 0);
+        free(x);
+        free(y);
+        fixture_free(&a);
+        fixture_free(&b);
+    }
+}
+END_TEST
+
 Suite *report_suite(void)
 {
     Suite *s = suite_create("report");
@@ -872,6 +1326,14 @@ Suite *report_suite(void)
     tcase_add_test(tc, test_text_limits_rows);
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_no_stage);
+    tcase_add_test(tc, test_stats_text);
+    tcase_add_test(tc, test_stats_markdown);
+    tcase_add_test(tc, test_stats_nothing_changed);
+    tcase_add_test(tc, test_stats_several_stages);
+    tcase_add_test(tc, test_stats_csv);
+    tcase_add_test(tc, test_stats_json);
+    tcase_add_test(tc, test_stats_markdown_limit);
+    tcase_add_test(tc, test_stats_deterministic);
     suite_add_tcase(s, tc);
     return s;
 }
