@@ -232,6 +232,12 @@ typedef struct {
      * are [off[i], off[i + 1]) (zero-duration launches included) */
     double *dur, *exposed;
     size_t *off;
+    /* per ProfilerStep (n_steps >= 3, else 0): the busy time, the gate
+     * category's exposed time, and each aggregate's exposed time
+     * (step_exposed[i * n_steps + k]) */
+    size_t n_steps;
+    bool steps_gpu;
+    double *step_busy, *step_gate, *step_exposed;
 } side_view;
 
 static int64_t aggregate_key(kd_sid canonical, kd_category category)
@@ -313,6 +319,179 @@ static void view_free(side_view *v)
     free(v->dur);
     free(v->exposed);
     free(v->off);
+    free(v->step_busy);
+    free(v->step_gate);
+    free(v->step_exposed);
+}
+
+/* ---- per ProfilerStep ------------------------------------------------------ */
+
+#define STEPS_MIN 3
+
+typedef struct {
+    double start, end;
+    int64_t step;
+} step_span;
+
+static int cmp_span(const void *pa, const void *pb)
+{
+    const step_span *a = pa, *b = pb;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return (a->step > b->step) - (a->step < b->step);
+}
+
+/* The step spans of a trace, sorted: its GPU ProfilerStep annotations when
+ * it has at least STEPS_MIN (they span the kernels themselves), else its
+ * CPU ones; a step number once (the first). 0 when fewer than STEPS_MIN. */
+static size_t step_spans(const kd_trace *t, step_span **out, bool *gpu)
+{
+    *out = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        *gpu = pass == 0;
+        step_span *s = malloc((t->profiler_steps.n + 1) * sizeof *s);
+        if (!s)
+            return 0;
+        size_t n = 0;
+        for (size_t i = 0; i < t->profiler_steps.n; i++) {
+            const kd_step_rec *r = &t->profiler_steps.v[i];
+            bool seen = false;
+            for (size_t k = 0; k < n && !seen; k++)
+                seen = s[k].step == r->step;
+            if (r->is_gpu == *gpu && !seen)
+                s[n++] = (step_span){r->ts, r->end, r->step};
+        }
+        if (n >= STEPS_MIN) {
+            qsort(s, n, sizeof *s, cmp_span);
+            *out = s;
+            return n;
+        }
+        free(s);
+    }
+    return 0;
+}
+
+/* The step of an event starting at ts: the last span starting at or before
+ * it; a GPU span must still hold it (a CPU step's kernels run after its CPU
+ * range ends, until the next step starts). -1 for none. */
+static long step_of(const step_span *s, size_t n, bool gpu, double ts)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s[mid].start <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return -1;
+    size_t k = lo - 1;
+    return !gpu || ts < s[k].end ? (long)k : -1;
+}
+
+typedef struct {
+    double ts, end;
+    long step;
+} step_event;
+
+static int cmp_step_event(const void *pa, const void *pb)
+{
+    const step_event *a = pa, *b = pb;
+    if (a->step != b->step)
+        return a->step < b->step ? -1 : 1;
+    return (a->ts > b->ts) - (a->ts < b->ts);
+}
+
+/* Each step's busy time (the union of its kernels' intervals), the gate
+ * category's exposed time and every aggregate's exposed time. */
+static bool collect_steps(side_view *v, kd_category gate)
+{
+    const kd_bundle *b = v->ts->formal;
+    step_span *spans;
+    size_t ns = step_spans(b->trace, &spans, &v->steps_gpu), na = v->ts->aggregates.n;
+    if (!ns)
+        return true;
+    kd_i64map at;
+    kd_i64map_init(&at);
+    step_event *ev = malloc((b->n + 1) * sizeof *ev);
+    v->step_busy = calloc(ns, sizeof *v->step_busy);
+    v->step_gate = calloc(ns, sizeof *v->step_gate);
+    v->step_exposed = calloc(ns * (na ? na : 1), sizeof *v->step_exposed);
+    bool ok = ev && v->step_busy && v->step_gate && v->step_exposed;
+    for (size_t i = 0; ok && i < na; i++)
+        ok = kd_i64map_put(&at, aggregate_key(v->ts->aggregates.v[i].name, v->ts->aggregates.v[i].category),
+                           (int64_t)i);
+    size_t ne = 0;
+    for (size_t k = 0; ok && k < b->n; k++) {
+        const kd_kernel_event *e = &b->events[k];
+        long s = step_of(spans, ns, v->steps_gpu, e->ts);
+        int64_t i;
+        if (s < 0)
+            continue;
+        ev[ne++] = (step_event){e->ts, e->end, s};
+        if (e->category == gate)
+            v->step_gate[s] += e->exclusive_us;
+        if (kd_i64map_get(&at, aggregate_key(e->canonical, e->category), &i))
+            v->step_exposed[(size_t)i * ns + (size_t)s] += e->exclusive_us;
+    }
+    if (ok) {
+        qsort(ev, ne, sizeof *ev, cmp_step_event);
+        for (size_t k = 0; k < ne;) {
+            long s = ev[k].step;
+            double lo = ev[k].ts, hi = ev[k].end;
+            for (k++; k < ne && ev[k].step == s; k++) {
+                if (ev[k].ts > hi) {
+                    v->step_busy[s] += hi - lo;
+                    lo = ev[k].ts;
+                }
+                if (ev[k].end > hi)
+                    hi = ev[k].end;
+            }
+            v->step_busy[s] += hi - lo;
+        }
+        v->n_steps = ns;
+    }
+    kd_i64map_free(&at);
+    free(ev);
+    free(spans);
+    return ok;
+}
+
+/* The mean of v[0..n) and the 95 % half-width of that mean (Student's t). */
+static double mean_ci(const double *v, size_t n, size_t stride, double *mean)
+{
+    double sum = 0.0, ss = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i * stride];
+    *mean = n ? sum / (double)n : NAN;
+    if (n < 2)
+        return NAN;
+    for (size_t i = 0; i < n; i++)
+        ss += (v[i * stride] - *mean) * (v[i * stride] - *mean);
+    return kd_t_quantile(0.975, (double)(n - 1)) * sqrt(ss / (double)(n - 1)) / sqrt((double)n);
+}
+
+/* Welch's interval of the difference of two means (c - b), 95 %. */
+static void welch(const double *b, size_t nb, const double *c, size_t nc, double *diff, double *lo, double *hi)
+{
+    double mb, mc, vb = 0.0, vc = 0.0;
+    mean_ci(b, nb, 1, &mb);
+    mean_ci(c, nc, 1, &mc);
+    for (size_t i = 0; i < nb; i++)
+        vb += (b[i] - mb) * (b[i] - mb);
+    for (size_t i = 0; i < nc; i++)
+        vc += (c[i] - mc) * (c[i] - mc);
+    vb /= (double)(nb - 1);
+    vc /= (double)(nc - 1);
+    double se2 = vb / (double)nb + vc / (double)nc;
+    double df = se2 > 0.0 ? se2 * se2 / ((vb / (double)nb) * (vb / (double)nb) / (double)(nb - 1) +
+                                         (vc / (double)nc) * (vc / (double)nc) / (double)(nc - 1))
+                          : (double)(nb + nc - 2);
+    double half = kd_t_quantile(0.975, df < 1.0 ? 1.0 : df) * sqrt(se2);
+    *diff = mc - mb;
+    *lo = *diff - half;
+    *hi = *diff + half;
 }
 
 /* the baseline's source-map entry supplies the scope / launch-op text of
@@ -431,10 +610,21 @@ static void side_distributions(const side_view *v, size_t i, kd_diff_side *s)
 static bool row_statistics(kd_diff_row *r, const side_view *b, long bi, const side_view *c, long ci)
 {
     r->p_value = r->q_value = r->shift_us = r->shift_lo_us = r->shift_hi_us = NAN;
-    if (bi >= 0)
+    r->base.step_exposed_mean = r->base.step_exposed_ci = NAN;
+    r->cand.step_exposed_mean = r->cand.step_exposed_ci = NAN;
+    bool steps = b->n_steps && c->n_steps;
+    if (bi >= 0) {
         side_distributions(b, (size_t)bi, &r->base);
-    if (ci >= 0)
+        if (steps)
+            r->base.step_exposed_ci = mean_ci(b->step_exposed + (size_t)bi * b->n_steps, b->n_steps, 1,
+                                              &r->base.step_exposed_mean);
+    }
+    if (ci >= 0) {
         side_distributions(c, (size_t)ci, &r->cand);
+        if (steps)
+            r->cand.step_exposed_ci = mean_ci(c->step_exposed + (size_t)ci * c->n_steps, c->n_steps, 1,
+                                              &r->cand.step_exposed_mean);
+    }
     if (bi < 0 || ci < 0 || r->base.dur.n < KD_STATS_MIN_LAUNCHES || r->cand.dur.n < KD_STATS_MIN_LAUNCHES)
         return true;
     const double *x = b->dur + b->off[bi], *y = c->dur + c->off[ci];
@@ -533,11 +723,34 @@ static bool gate_evidence(const kd_diff *d, const side_view *b, const side_view 
         kd_hl h;
         ok = kd_hodges_lehmann(pool[0], n[0], pool[1], n[1], 0.95, &h);
         if (ok)
-            *out = (kd_gate_evidence){true, t.p, h.shift, h.lo, h.hi};
+            *out = (kd_gate_evidence){true, t.p, h.shift, h.lo, h.hi, false, NAN, NAN, NAN};
     }
     free(pool[0]);
     free(pool[1]);
     return ok;
+}
+
+/* The stage summaries' per-step figures and the gate's per-step evidence,
+ * when both sides have steps. */
+static void step_summaries(kd_diff_stage *ds, const side_view *b, const side_view *c)
+{
+    kd_stage_summary *s[2] = {&ds->sum_base, &ds->sum_cand};
+    const side_view *v[2] = {b, c};
+    bool steps = b->n_steps && c->n_steps;
+    for (int i = 0; i < 2; i++) {
+        s[i]->steps = steps ? v[i]->n_steps : 0;
+        s[i]->step_busy_mean = s[i]->step_busy_ci = s[i]->step_gate_mean = s[i]->step_gate_ci = NAN;
+        if (steps) {
+            s[i]->step_busy_ci = mean_ci(v[i]->step_busy, v[i]->n_steps, 1, &s[i]->step_busy_mean);
+            s[i]->step_gate_ci = mean_ci(v[i]->step_gate, v[i]->n_steps, 1, &s[i]->step_gate_mean);
+        }
+    }
+    kd_gate_evidence *e = &ds->gate_evidence;
+    e->step_tested = steps;
+    e->step_diff_us = e->step_lo_us = e->step_hi_us = NAN;
+    if (steps)
+        welch(b->step_gate, b->n_steps, c->step_gate, c->n_steps, &e->step_diff_us, &e->step_lo_us,
+              &e->step_hi_us);
 }
 
 static bool build_rows(kd_diff *d, kd_diff_stage *ds, const side_view *b, const side_view *c,
@@ -586,7 +799,8 @@ static bool diff_stage(kd_diff *d, kd_diff_stage *ds, const stage_pair *p, const
     side_view b, c;
     memset(&b, 0, sizeof b);
     memset(&c, 0, sizeof c);
-    bool ok = view_init(&b, p->base) && view_init(&c, p->cand);
+    bool ok = view_init(&b, p->base) && view_init(&c, p->cand) && collect_steps(&b, d->gate_category) &&
+              collect_steps(&c, d->gate_category);
     size_t nc = p->cand->aggregates.n;
     kd_matching m;
     kd_alias_scorer alias = {baseline_alias_text, baseline_alias_bonus, &b};
@@ -599,6 +813,8 @@ static bool diff_stage(kd_diff *d, kd_diff_stage *ds, const stage_pair *p, const
     summarize(p->base, d->scale_base, d->gate_category, &ds->sum_base);
     summarize(p->cand, d->scale_cand, d->gate_category, &ds->sum_cand);
     ok = ok && gate_evidence(d, &b, &c, &ds->gate_evidence);
+    if (ok)
+        step_summaries(ds, &b, &c);
     view_free(&b);
     view_free(&c);
     return ok;
@@ -701,6 +917,11 @@ static bool record_input(kd_diff *d, kd_diff_input *in, const char *path, const 
     in->mapping = mapping ? kd_diff_own(d, mapping) : NULL;
     in->steps = side_steps(t);
     in->stages_how = side->stages_how;
+    step_span *spans = NULL;
+    bool gpu = false;
+    in->steps_from = side->n && step_spans(side->traces[0], &spans, &gpu) ? (gpu ? "gpu annotations" : "cpu annotations")
+                                                                           : "";
+    free(spans);
     in->stages = stage_list(d, t);
     in->acc = side->bundles.acc;
     in->files = calloc(side->n ? side->n : 1, sizeof *in->files);
@@ -1037,6 +1258,9 @@ static void describe_change(const kd_diff *d, const kd_diff_stage *s, char *buf,
         snprintf(buf, n, "%s %.1f -> %.1f %s (%+.1f %s, %+.1f%%)", stage, b, c, u, c - b, u, pct);
     /* the evidence: the per-launch exposed time's shift and its interval */
     const kd_gate_evidence *e = &s->gate_evidence;
+    if (e->step_tested && c != b)
+        snprintf(buf + strlen(buf), n - strlen(buf), " [per step %+.1f us, 95%% CI %+.1f..%+.1f]",
+                 e->step_diff_us, e->step_lo_us, e->step_hi_us);
     if (e->tested && c != b)
         snprintf(buf + strlen(buf), n - strlen(buf), " [per launch %+.1f us, 95%% CI %+.1f..%+.1f, p %.2g]",
                  e->shift_us, e->lo_us, e->hi_us, e->p_value);
@@ -1047,7 +1271,13 @@ static void describe_change(const kd_diff *d, const kd_diff_stage *s, char *buf,
 static bool within_noise(const kd_diff *d, const kd_diff_stage *s)
 {
     const kd_gate_evidence *e = &s->gate_evidence;
-    return d->gate_significance && e->tested && (e->p_value >= d->fdr || e->lo_us <= 0.0);
+    if (!d->gate_significance)
+        return false;
+    /* the per-step totals are the gate's own quantity: they decide when
+     * there are steps; else the per-launch test */
+    if (e->step_tested)
+        return e->step_lo_us <= 0.0;
+    return e->tested && (e->p_value >= d->fdr || e->lo_us <= 0.0);
 }
 
 void kd_diff_gate(const kd_diff *d, const kd_gate *fail, const kd_gate *warn, kd_gate_result *out)

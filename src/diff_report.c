@@ -807,6 +807,16 @@ static void md_summary(const kd_report *r, const kd_diff_stage *s, kd_strbuf *b)
     md_metric_count(b, "max concurrent streams", sb_->max_concurrent_streams, sc->max_concurrent_streams);
     md_metric_count(b, "kernel launches", (double)sb_->launches, (double)sc->launches);
     md_metric_count(b, "ProfilerSteps", r->diff->steps_base, r->diff->steps_cand);
+    if (sb_->steps && sc->steps) {
+        /* per step: mean ± the 95 % half-width of the mean */
+        kd_sb_printf(b, "| busy time per step (%s, mean ± 95%%) | %.1f ± %.1f | %.1f ± %.1f | %+.1f | %s |\n", "us",
+                     sb_->step_busy_mean, sb_->step_busy_ci, sc->step_busy_mean, sc->step_busy_ci,
+                     sc->step_busy_mean - sb_->step_busy_mean, "");
+        kd_sb_printf(b, "| %s exposed per step (us, mean ± 95%%) | %.1f ± %.1f | %.1f ± %.1f | %+.1f | %s |\n",
+                     kd_diff_category_name(r->diff, sb_->gate_category), sb_->step_gate_mean, sb_->step_gate_ci,
+                     sc->step_gate_mean, sc->step_gate_ci, sc->step_gate_mean - sb_->step_gate_mean,
+                     s->gate_evidence.step_tested ? "" : "");
+    }
     kd_category order[KD_CAT_MAX];
     size_t ncat = kd_diff_report_categories(r->diff, order);
     for (size_t k = 0; k < ncat; k++) {
@@ -1390,7 +1400,14 @@ static void csv_header(FILE *out)
     for (int side = 0; side < 2; side++)
         for (size_t i = 0; i < N_DIST_FIELDS; i++)
             fprintf(out, ",%s%s", side ? "c_" : "b_", dist_fields[i].name);
+    fputs(",b_step_exposed_mean_us,b_step_exposed_ci_us,c_step_exposed_mean_us,c_step_exposed_ci_us", out);
     fputc('\n', out);
+}
+
+/* a side's per-step exposed mean and 95 % half-width (NaN: no steps) */
+static double step_stat(const kd_diff_row *r, const kd_diff_side *s, double v)
+{
+    return s->present ? row_stat(r, v) : NAN;
 }
 
 /* a text cell (libcsv quoting); NULL is an empty cell */
@@ -1435,6 +1452,10 @@ static void csv_stats(FILE *out, const kd_diff_row *r)
             bool known = dist_value(side ? &r->cand : &r->base, &dist_fields[i], &v);
             csv_number(out, 3, v, known);
         }
+    csv_number(out, 3, step_stat(r, &r->base, r->base.step_exposed_mean), true);
+    csv_number(out, 3, step_stat(r, &r->base, r->base.step_exposed_ci), true);
+    csv_number(out, 3, step_stat(r, &r->cand, r->cand.step_exposed_mean), true);
+    csv_number(out, 3, step_stat(r, &r->cand, r->cand.step_exposed_ci), true);
 }
 
 static void csv_side(FILE *out, const kd_diff_side *s)
@@ -1524,6 +1545,8 @@ static void json_input_side(kd_json *j, const kd_diff_input *in)
     kd_json_str(j, in->stages_how);
     kd_json_key(j, "stages");
     kd_json_str(j, in->stages);
+    kd_json_key(j, "steps_from");
+    json_str_or_null(j, in->steps_from && *in->steps_from ? in->steps_from : NULL);
     kd_json_key(j, "files");
     kd_json_array_open(j);
     for (size_t i = 0; i < in->n_files; i++) {
@@ -1648,6 +1671,17 @@ static void json_gate(kd_json *j, const kd_report *r)
 
 /* One side's (or the delta's) summary; launches as a signed difference for
  * the delta. */
+static void json_num_key(kd_json *j, const char *prefix, const char *key, bool present, double v)
+{
+    char k[64];
+    snprintf(k, sizeof k, "%s%s", prefix, key);
+    kd_json_key(j, k);
+    if (present)
+        kd_json_double(j, v);
+    else
+        kd_json_null(j);
+}
+
 static void json_summary(kd_json *j, const kd_diff *d, const kd_stage_summary *s, const kd_stage_summary *minus)
 {
     kd_json_map_open(j);
@@ -1661,6 +1695,16 @@ static void json_summary(kd_json *j, const kd_diff *d, const kd_stage_summary *s
     kd_json_int(j, (int64_t)s->launches - (minus ? (int64_t)minus->launches : 0));
     kd_json_key(j, "communication_launches");
     kd_json_int(j, (int64_t)s->comm_kernels - (minus ? (int64_t)minus->comm_kernels : 0));
+    if (!minus) {
+        /* per ProfilerStep: mean and 95 % half-width (null without steps) */
+        bool st = s->steps > 0;
+        kd_json_key(j, "steps");
+        kd_json_int(j, (int64_t)s->steps);
+        json_num_key(j, "", "step_busy_mean_us", st, s->step_busy_mean);
+        json_num_key(j, "", "step_busy_ci_us", st, s->step_busy_ci);
+        json_num_key(j, "", "step_gate_exposed_mean_us", st, s->step_gate_mean);
+        json_num_key(j, "", "step_gate_exposed_ci_us", st, s->step_gate_ci);
+    }
     kd_json_key(j, "categories");
     kd_json_map_open(j);
     kd_category order[KD_CAT_MAX];
@@ -1682,16 +1726,6 @@ static void json_summary(kd_json *j, const kd_diff *d, const kd_stage_summary *s
     kd_json_map_close(j);
 }
 
-static void json_num_key(kd_json *j, const char *prefix, const char *key, bool present, double v)
-{
-    char k[64];
-    snprintf(k, sizeof k, "%s%s", prefix, key);
-    kd_json_key(j, k);
-    if (present)
-        kd_json_double(j, v);
-    else
-        kd_json_null(j);
-}
 
 static void json_str_key(kd_json *j, const char *prefix, const char *key, bool present, const char *v)
 {
@@ -1758,6 +1792,10 @@ static void json_row(kd_json *j, kd_stage stage, const kd_diff_row *r)
             bool known = dist_value(side ? &r->cand : &r->base, &dist_fields[i], &v);
             json_num_key(j, side ? "c_" : "b_", dist_fields[i].name, known, v);
         }
+    json_num_key(j, "b_", "step_exposed_mean_us", true, step_stat(r, &r->base, r->base.step_exposed_mean));
+    json_num_key(j, "b_", "step_exposed_ci_us", true, step_stat(r, &r->base, r->base.step_exposed_ci));
+    json_num_key(j, "c_", "step_exposed_mean_us", true, step_stat(r, &r->cand, r->cand.step_exposed_mean));
+    json_num_key(j, "c_", "step_exposed_ci_us", true, step_stat(r, &r->cand, r->cand.step_exposed_ci));
     kd_json_map_close(j);
 }
 
@@ -1812,6 +1850,11 @@ static void json_stage(kd_json *j, const kd_report *r, const kd_diff_stage *s)
     json_num_key(j, "", "shift_us", g->tested, g->shift_us);
     json_num_key(j, "", "lo_us", g->tested, g->lo_us);
     json_num_key(j, "", "hi_us", g->tested, g->hi_us);
+    kd_json_key(j, "step_tested");
+    kd_json_bool(j, g->step_tested);
+    json_num_key(j, "", "step_diff_us", g->step_tested, g->step_diff_us);
+    json_num_key(j, "", "step_lo_us", g->step_tested, g->step_lo_us);
+    json_num_key(j, "", "step_hi_us", g->step_tested, g->step_hi_us);
     kd_json_map_close(j);
     kd_json_key(j, "rows");
     kd_json_array_open(j);
@@ -2061,6 +2104,13 @@ static void text_summary(const kd_report *r, const kd_diff_stage *s, FILE *out)
             kd_stage_display_name(s->stage), fmt_fixed(a, sizeof a, 1, bb), fmt_fixed(b, sizeof b, 1, bc), u,
             fmt_signed(c, sizeof c, 1, bc - bb), fmt_rel(d, sizeof d, bb, bc), fmt_fixed(e, sizeof e, 1, eb),
             fmt_fixed(f, sizeof f, 1, ec), u, fmt_signed(g, sizeof g, 1, ec - eb), fmt_rel(h, sizeof h, eb, ec));
+    const kd_stage_summary *x = &s->sum_base, *y = &s->sum_cand;
+    if (x->steps && y->steps)
+        fprintf(out, "per step (%zu -> %zu steps, mean ± 95%%): busy %.1f ± %.1f -> %.1f ± %.1f us; exposed "
+                     "%s %.1f ± %.1f -> %.1f ± %.1f us\n",
+                x->steps, y->steps, x->step_busy_mean, x->step_busy_ci, y->step_busy_mean, y->step_busy_ci,
+                kd_diff_category_name(r->diff, x->gate_category), x->step_gate_mean, x->step_gate_ci,
+                y->step_gate_mean, y->step_gate_ci);
 }
 
 static bool text_stage(const kd_report *r, const kd_diff_stage *s, FILE *out)

@@ -351,7 +351,7 @@ static bool keep_complete_event(kd_keeper *L, const event_view *e)
     if (e->complete && (ci->flags & (SF_STAGE_CAT | SF_LEGACY_OP_CAT))) {
         int64_t step = profiler_step_number(kd_str(L->t->strings, e->name));
         if (step >= 0) {
-            kd_step_rec st = {step, (ci->flags & SF_GPU_ANNOT) != 0};
+            kd_step_rec st = {step, (ci->flags & SF_GPU_ANNOT) != 0, e->ts, e->ts + e->dur};
             if (!KD_VEC_PUSH(L->t->profiler_steps, st))
                 return false;
         }

@@ -89,6 +89,21 @@ double kd_normal_quantile(double p)
     return x - u / (1.0 + x * u / 2.0);
 }
 
+double kd_t_quantile(double p, double df)
+{
+    /* t_{0.975, df} for df = 1..30 (the interval every caller asks for) */
+    static const double t975[] = {12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836,
+                                  2.446911851, 2.364624252, 2.306004135, 2.262157163, 2.228138852,
+                                  2.200985160, 2.178812830, 2.160368656, 2.144786688, 2.131449546,
+                                  2.119905299, 2.109815578, 2.100922040, 2.093024054, 2.085963447,
+                                  2.079613845, 2.073873068, 2.068657610, 2.063898562, 2.059538553,
+                                  2.055529439, 2.051830516, 2.048407142, 2.045229642, 2.042272456};
+    if (p == 0.975 && df >= 1.0 && df <= 30.0 && df == floor(df))
+        return t975[(size_t)df - 1];
+    double z = kd_normal_quantile(p), z3 = z * z * z, z5 = z3 * z * z;
+    return z + (z3 + z) / (4.0 * df) + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * df * df);
+}
+
 /* ---- Mann–Whitney -------------------------------------------------------------- */
 
 /* The exact two-sided p of U for samples of sizes n, m without ties: the

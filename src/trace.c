@@ -110,7 +110,7 @@ static bool corr_ext_eq(const kd_corr_ext_rec *x, const kd_corr_ext_rec *y)
 
 static bool step_eq(const kd_step_rec *x, const kd_step_rec *y)
 {
-    return x->step == y->step && x->is_gpu == y->is_gpu;
+    return x->step == y->step && x->is_gpu == y->is_gpu && x->ts == y->ts && x->end == y->end;
 }
 
 static bool device_eq(const kd_device_rec *x, const kd_device_rec *y)

@@ -58,6 +58,9 @@ typedef struct {
     /* per launch, zero-duration launches included (µs; times per step
      * under --normalize steps are not divided: a launch is a launch) */
     kd_dist dur, exposed;
+    /* per ProfilerStep (both sides >= 3 steps): the exposed time's mean and
+     * the 95 % half-width of that mean; NAN without steps */
+    double step_exposed_mean, step_exposed_ci;
     /* when the kernel is an action row on that side, else NULL */
     const char *priority, *verdict, *recommendation, *dependency_risk;
     const char *python_scope; /* "" when none */
@@ -106,6 +109,11 @@ typedef struct {
     uint64_t launches_by_category[KD_CAT_MAX];
     kd_category gate_category; /* the category the gate watches (kd_diff.gate_category) */
     uint64_t comm_kernels;     /* its launches (communication unless --gate-category) */
+    /* per ProfilerStep, when both sides have >= 3: the steps used, and the
+     * mean and 95 % half-width of the busy time and of the gate category's
+     * exposed time per step (NAN without) */
+    size_t steps;
+    double step_busy_mean, step_busy_ci, step_gate_mean, step_gate_ci;
 } kd_stage_summary;
 
 /* The gate's evidence in a stage: the per-launch exposed time of the gate's
@@ -114,6 +122,10 @@ typedef struct {
     bool tested;
     double p_value;
     double shift_us, lo_us, hi_us; /* Hodges–Lehmann, candidate - baseline, 95 % */
+    /* per step (both sides >= 3 steps): the difference of the means of the
+     * exposed time per step, with its 95 % Welch interval */
+    bool step_tested;
+    double step_diff_us, step_lo_us, step_hi_us;
 } kd_gate_evidence;
 
 typedef struct {
@@ -145,6 +157,8 @@ typedef struct {
     kd_diff_file *files; /* the trace files read (a directory resolved) */
     size_t n_files;
     double steps;        /* ProfilerStep count (0 = none) */
+    const char *steps_from; /* the spans per-step statistics used: "gpu
+                               annotations", "cpu annotations", "" none */
     const char *stages_how; /* how the side's stages were decided: "path",
                                "annotations", "none" or "mixed" */
     const char *stages;     /* the stages the side has, e.g. "extend/prefill, decode, all" */

@@ -50,6 +50,10 @@ bool kd_hodges_lehmann(const double *a, size_t na, const double *b, size_t nb, d
  * discoveries; q[i] (may be NULL) the adjusted p-values. false on OOM. */
 bool kd_benjamini_hochberg(const double *p, size_t n, double fdr, bool *reject, double *q);
 
+/* Student's t quantile for df degrees of freedom (df >= 1; a table to 30,
+ * then the Cornish–Fisher expansion around the normal quantile). */
+double kd_t_quantile(double p, double df);
+
 /* Standard normal upper tail and quantile (libm's erfc; the quantile by
  * Acklam's rational approximation refined by one Halley step). */
 double kd_normal_sf(double z);

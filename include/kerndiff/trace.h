@@ -92,10 +92,12 @@ typedef struct {
     int64_t corr, ext;
 } kd_corr_ext_rec;
 
-/* A ProfilerStep#N annotation (user_annotation or gpu_user_annotation). */
+/* A ProfilerStep#N annotation (user_annotation or gpu_user_annotation, or
+ * the Operator event of a 2021 export) and its span. */
 typedef struct {
     int64_t step;
     bool is_gpu;
+    double ts, end;
 } kd_step_rec;
 
 /* Why an event was skipped as malformed (counted, not fatal; product.md §7). */

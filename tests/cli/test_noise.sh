@@ -44,6 +44,7 @@ ts = 1000.0
 def jit(k, amp):
     return 1.0 + amp * math.sin(1.7 * k + phase) * math.cos(0.37 * k + 2 * phase)
 for k in range(40):
+    step_start = ts
     seq = [('void gemm_kernel<float>(int)', 100 * jit(k, 0.05)), ('rmsnorm_kernel', 10 * jit(k + 3, 0.05)),
            ('slow_kernel', 50 * jit(k + 5, 0.02) * (1.2 if cand else 1.0)), ('twice_kernel', 8 * jit(k, 0.02))]
     if cand:
@@ -58,6 +59,9 @@ for k in range(40):
         ev.append({'ph': 'X', 'cat': 'kernel', 'name': name, 'pid': 0, 'tid': 7, 'ts': round(ts, 3),
                    'dur': round(dur, 3), 'args': {'stream': 7}})
         ts += dur + 2
+    # the step's span on the GPU timeline, as Kineto writes it
+    ev.append({'ph': 'X', 'cat': 'gpu_user_annotation', 'name': 'ProfilerStep#%d' % k, 'pid': 0, 'tid': 7,
+               'ts': round(step_start, 3), 'dur': round(ts - step_start, 3)})
 json.dump({'traceEvents': ev}, open(sys.argv[2], 'w'))
 EOF
 B=$T/base.json
@@ -101,9 +105,15 @@ expect_usage_error "--min-effect abc: usage error" "min-effect"
 # ---------------------------------------------------------------------------
 section "the gate with evidence"
 
+run "$KD_BIN" diff "$T/gb.json" "$T/gc.json" --format json
+expect_true "40 ProfilerSteps a side: per-step means with intervals in the summary and the gate's per-step difference" \
+    "[ \"\$rc\" -eq 0 ] && json_ok \"\$T/out\" 'd[\"stages\"][0][\"summary\"][\"baseline\"][\"steps\"] == 40 and d[\"stages\"][0][\"summary\"][\"candidate\"][\"step_gate_exposed_ci_us\"] > 0 and d[\"stages\"][0][\"gate_evidence\"][\"step_tested\"] and d[\"stages\"][0][\"gate_evidence\"][\"step_lo_us\"] < d[\"stages\"][0][\"gate_evidence\"][\"step_diff_us\"] < d[\"stages\"][0][\"gate_evidence\"][\"step_hi_us\"] and d[\"inputs\"][\"sides\"][\"baseline\"][\"steps_from\"] == \"gpu annotations\"'"
+expect_true "each row's exposed time per step on both sides" \
+    "json_ok \"\$T/out\" '[r for r in d[\"stages\"][0][\"rows\"] if r[\"kernel\"] == \"slow_kernel\" and r[\"b_step_exposed_mean_us\"] > 0 and r[\"c_step_exposed_ci_us\"] is not None]'"
+
 run "$KD_BIN" diff "$T/gb.json" "$T/gc.json" --fail-on-exposed-comm 3%
 expect_true "a 6 % growth made of noise still fails the default gate, with its per-launch interval" \
-    "[ \"\$rc\" -eq 1 ] && grep -q 'FAIL' \"\$T/err\" && grep -q 'per launch' \"\$T/err\" && grep -q '95% CI' \"\$T/err\""
+    "[ \"\$rc\" -eq 1 ] && grep -q 'FAIL' \"\$T/err\" && grep -q 'per step' \"\$T/err\" && grep -q 'per launch' \"\$T/err\" && grep -q '95% CI' \"\$T/err\""
 run "$KD_BIN" diff "$T/gb.json" "$T/gc.json" --fail-on-exposed-comm 3% --gate-significance
 expect_true "--gate-significance: the same growth within noise warns, exit 0" \
     "[ \"\$rc\" -eq 0 ] && grep -q 'WARN' \"\$T/err\" && grep -q 'within noise' \"\$T/err\""

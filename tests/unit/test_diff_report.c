@@ -28,8 +28,8 @@
 #include "suites.h"
 
 #define EVIL "evil|name<script>`x`\nline2\\\"q\","
-/* 40 columns, then the statistics: 7 of the row, 10 of each side */
-#define N_CSV_COLUMNS 67
+/* 40 columns, then the statistics: 7 of the row, 10 of each side, 2 per-step of each side */
+#define N_CSV_COLUMNS 71
 #define N_CSV_COLUMNS_V1 40
 
 /* ---- a hand-made diff ----------------------------------------------------------- */
@@ -570,7 +570,9 @@ START_TEST(test_csv_parses_back)
     ck_assert_str_eq(c.cells[0], "stage");
     ck_assert_str_eq(c.cells[N_CSV_COLUMNS_V1 - 1], "priority_change"); /* the old columns keep their places */
     ck_assert_str_eq(c.cells[N_CSV_COLUMNS_V1], "change");
-    ck_assert_str_eq(c.cells[N_CSV_COLUMNS - 1], "c_exposed_p90_us");
+    ck_assert_str_eq(c.cells[N_CSV_COLUMNS - 5], "c_exposed_p90_us");
+    ck_assert_str_eq(c.cells[N_CSV_COLUMNS - 4], "b_step_exposed_mean_us");
+    ck_assert_str_eq(c.cells[N_CSV_COLUMNS - 1], "c_step_exposed_ci_us");
     /* rows without statistics: every new cell empty */
     for (size_t rec = 1; rec < c.records; rec++)
         for (size_t k = N_CSV_COLUMNS_V1; k < N_CSV_COLUMNS; k++)
@@ -947,7 +949,7 @@ static void stats_stage(fixture *f, size_t s, bool changed)
     st->n_noise = 3;
     st->n_na = 1;
     st->noise_max_pct = 0.8;
-    st->gate_evidence = (kd_gate_evidence){true, 1e-5, 5.1, 4.0, 6.2};
+    st->gate_evidence = (kd_gate_evidence){true, 1e-5, 5.1, 4.0, 6.2, false, NAN, NAN, NAN};
     f->d.fdr = 0.01;
     f->d.min_effect_pct = 2.0;
     f->d.min_effect_us = 1.0;
