@@ -341,9 +341,18 @@ static int cmp_span(const void *pa, const void *pb)
     return (a->step > b->step) - (a->step < b->step);
 }
 
+static int cmp_span_step(const void *pa, const void *pb)
+{
+    const step_span *a = pa, *b = pb;
+    if (a->step != b->step)
+        return a->step < b->step ? -1 : 1;
+    return (a->start > b->start) - (a->start < b->start);
+}
+
 /* The step spans of a trace, sorted: its GPU ProfilerStep annotations when
  * it has at least STEPS_MIN (they span the kernels themselves), else its
- * CPU ones; a step number once (the first). 0 when fewer than STEPS_MIN. */
+ * CPU ones; a step number once (its earliest span). 0 when fewer than
+ * STEPS_MIN. n log n: sorted by step to drop repeats, then by start. */
 static size_t step_spans(const kd_trace *t, step_span **out, bool *gpu)
 {
     *out = NULL;
@@ -352,19 +361,20 @@ static size_t step_spans(const kd_trace *t, step_span **out, bool *gpu)
         step_span *s = malloc((t->profiler_steps.n + 1) * sizeof *s);
         if (!s)
             return 0;
-        size_t n = 0;
+        size_t n = 0, k = 0;
         for (size_t i = 0; i < t->profiler_steps.n; i++) {
             const kd_step_rec *r = &t->profiler_steps.v[i];
-            bool seen = false;
-            for (size_t k = 0; k < n && !seen; k++)
-                seen = s[k].step == r->step;
-            if (r->is_gpu == *gpu && !seen)
+            if (r->is_gpu == *gpu)
                 s[n++] = (step_span){r->ts, r->end, r->step};
         }
-        if (n >= STEPS_MIN) {
-            qsort(s, n, sizeof *s, cmp_span);
+        qsort(s, n, sizeof *s, cmp_span_step);
+        for (size_t i = 0; i < n; i++)
+            if (i == 0 || s[i].step != s[i - 1].step)
+                s[k++] = s[i];
+        if (k >= STEPS_MIN) {
+            qsort(s, k, sizeof *s, cmp_span);
             *out = s;
-            return n;
+            return k;
         }
         free(s);
     }
