@@ -182,7 +182,7 @@ typedef enum { KD_VERDICT_PASS = 0, KD_VERDICT_WARN, KD_VERDICT_FAIL, KD_VERDICT
 
 typedef struct {
     kd_verdict verdict;
-    char line[1024];   /* the verdict line (stderr and the head of the Markdown) */
+    char line[4096];   /* the verdict line (stderr and the head of the Markdown) */
     char **warnings;   /* loud warnings every report repeats */
     size_t n_warnings;
 } kd_gate_result;
